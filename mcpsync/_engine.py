@@ -1,0 +1,395 @@
+"""The JSON-RPC engine shared by every transport: ids, waiters, timeouts, cancel, dispatch.
+
+The engine does no I/O. A transport gives it a ``send(message)`` function and
+feeds every decoded incoming message to :meth:`Engine.receive` from its reader
+thread. Threads that call :meth:`Engine.request` park on a per-request
+``threading.Event`` until the reader resolves it, the timeout passes, the
+caller's cancel token fires, or the connection closes.
+
+Ownership rule: the calling thread registers its waiter and removes it in
+``finally`` on every path; the reader only looks waiters up and resolves them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from typing import Any, Callable, Dict, Optional
+
+from . import _jsonrpc as rpc
+from ._jsonrpc import JSONObject, RequestId
+from ._workers import SerialDispatcher, WorkerPool
+from .cancel import CancelToken
+from .exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
+
+log = logging.getLogger("mcpsync.engine")
+
+DEFAULT_TIMEOUT = 30.0
+
+ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+RequestHandler = Callable[[str, Optional[JSONObject], CancelToken], Any]
+InlineHandler = Callable[[Optional[JSONObject]], Any]
+NotificationSink = Callable[[str, Optional[JSONObject]], None]
+AbandonHook = Callable[[RequestId, Any], None]
+ClosedFactory = Callable[[], TransportClosed]
+
+
+class _Waiter:
+    """One pending request: an Event plus the outcome slot the reader fills."""
+
+    __slots__ = ("event", "method", "done", "result", "error", "on_progress", "progressed", "wake_on_progress")
+
+    def __init__(self, method: str, on_progress: Optional[ProgressCallback], wake_on_progress: bool) -> None:
+        self.event = threading.Event()
+        self.method = method
+        self.done = False
+        self.result: Any = None
+        self.error: Optional[BaseException] = None
+        self.on_progress = on_progress
+        self.progressed = False
+        self.wake_on_progress = wake_on_progress
+
+
+class Engine:
+    """Pairs responses with requests and routes everything else the peer sends.
+
+    Thread safety: :meth:`request` and :meth:`notify` may be called from any
+    number of threads at once; :meth:`receive` is called by one reader thread.
+    Progress callbacks and notification sinks run, in arrival order, on one
+    dispatcher thread; server-to-client requests run on a small worker pool;
+    neither ever runs on the reader thread, except the ``inline_handlers``
+    (meant for ``ping``), which must not block.
+    """
+
+    def __init__(self, send: Callable[[JSONObject], None], *, name: str = "mcp",
+                 default_timeout: Optional[float] = DEFAULT_TIMEOUT, max_workers: int = 4) -> None:
+        self._send = send
+        self.name = name
+        self.default_timeout = default_timeout
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._waiters: Dict[RequestId, _Waiter] = {}
+        self._incoming: Dict[RequestId, CancelToken] = {}
+        self._closed: Optional[ClosedFactory] = None
+        self._stopped = False
+        self._dispatcher = SerialDispatcher(name)
+        self._pool = WorkerPool(name, max_workers)
+        self.unknown_responses = 0
+        self.request_handler: Optional[RequestHandler] = None
+        self.inline_handlers: Dict[str, InlineHandler] = {}
+        self.notification_sink: Optional[NotificationSink] = None
+        self.abandon_hook: AbandonHook = self._send_cancelled
+        self.uncancellable_methods = frozenset({"initialize"})
+
+    # -- outgoing ---------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    def closed_error(self) -> TransportClosed:
+        factory = self._closed
+        return factory() if factory is not None else TransportClosed()
+
+    def request(
+        self,
+        method: str,
+        params: Optional[JSONObject] = None,
+        *,
+        timeout: Optional[float] = None,
+        cancel: Optional[CancelToken] = None,
+        on_progress: Optional[ProgressCallback] = None,
+        reset_timeout_on_progress: bool = False,
+        max_total_timeout: Optional[float] = None,
+    ) -> Any:
+        """Send a request and block until its result arrives.
+
+        ``timeout`` is float seconds; ``None`` means the engine default and
+        ``math.inf`` means no limit. Returns the ``result`` member.
+
+        Raises:
+            MCPError: the peer answered with an error object.
+            RequestTimeout: no answer in time (the peer is told it was cancelled).
+            RequestCancelled: ``cancel`` fired (the peer is told), before or while waiting.
+            TransportClosed: the connection is, or became, closed.
+        """
+        if cancel is not None and cancel.cancelled:
+            raise RequestCancelled(cancel.reason)
+        if timeout is None:
+            timeout = self.default_timeout
+        wake_on_progress = reset_timeout_on_progress and on_progress is not None
+        waiter = _Waiter(method, on_progress, wake_on_progress)
+        with self._lock:
+            if self._closed is not None:
+                raise self._closed()
+            request_id = self._next_id
+            self._next_id += 1
+            self._waiters[request_id] = waiter
+        unregister: Optional[Callable[[], None]] = None
+        sent = False
+        try:
+            if on_progress is not None:
+                params = dict(params or {})
+                meta = dict(params.get("_meta") or {})
+                meta["progressToken"] = request_id
+                params["_meta"] = meta
+            if cancel is not None:
+                unregister = cancel.add_callback(lambda _reason: waiter.event.set())
+            self._send(rpc.make_request(request_id, method, params))
+            sent = True
+            return self._wait(request_id, waiter, timeout, cancel, max_total_timeout)
+        except KeyboardInterrupt:
+            if sent and not waiter.done:
+                self._abandon(request_id, method, "KeyboardInterrupt")
+            raise
+        finally:
+            # Remove the waiter on every path so a late response is dropped, not misrouted.
+            with self._lock:
+                self._waiters.pop(request_id, None)
+            if unregister is not None:
+                unregister()
+
+    def _wait(self, request_id: int, waiter: _Waiter, timeout: Optional[float],
+              cancel: Optional[CancelToken], max_total: Optional[float]) -> Any:
+        start = time.monotonic()
+        limit = math.inf if timeout is None else timeout
+        hard_stop = math.inf if max_total is None else start + max_total
+        deadline = min(start + limit, hard_stop)
+        while True:
+            if waiter.done:
+                return self._outcome(waiter)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                budget = max_total if deadline >= hard_stop and max_total is not None else limit
+                self._abandon(request_id, waiter.method, "Request timed out")
+                raise RequestTimeout(
+                    f"Request timeout after {int(budget * 1000)}ms", method=waiter.method, timeout=budget
+                )
+            waiter.event.wait(None if math.isinf(remaining) else remaining)
+            if waiter.done:
+                return self._outcome(waiter)
+            if cancel is not None and cancel.cancelled:
+                self._abandon(request_id, waiter.method, cancel.reason)
+                raise RequestCancelled(cancel.reason)
+            if waiter.progressed:
+                waiter.event.clear()
+                waiter.progressed = False
+                deadline = min(time.monotonic() + limit, hard_stop)
+
+    @staticmethod
+    def _outcome(waiter: _Waiter) -> Any:
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.result
+
+    def _abandon(self, request_id: int, method: str, reason: Any) -> None:
+        """Tell the peer we stopped waiting (never for ``initialize``); never raises."""
+        if method in self.uncancellable_methods or self._closed is not None:
+            return
+        try:
+            self.abandon_hook(request_id, reason)
+        except Exception as exc:  # the connection may be dying; the caller's error matters more
+            log.debug("Could not send cancellation for request %s: %s", request_id, exc)
+
+    def _send_cancelled(self, request_id: RequestId, reason: Any) -> None:
+        params: JSONObject = {"requestId": request_id}
+        if reason is not None:
+            params["reason"] = str(reason)
+        self._send(rpc.make_notification("notifications/cancelled", params))
+
+    def notify(self, method: str, params: Optional[JSONObject] = None) -> None:
+        """Send a notification (no answer is expected).
+
+        Raises:
+            TransportClosed: the connection is closed.
+        """
+        if self._closed is not None:
+            raise self._closed()
+        self._send(rpc.make_notification(method, params))
+
+    # -- incoming (reader thread) ------------------------------------------------
+
+    def receive(self, message: Any) -> None:
+        """Route one decoded message from the peer. Called only by the reader thread.
+
+        Raises:
+            ProtocolError: ``message`` is not a JSON-RPC message (the caller logs and skips it).
+        """
+        if isinstance(message, list):  # a 2025-03-26 batch
+            if not message:
+                raise ProtocolError("Empty JSON-RPC batch")
+            for item in message:
+                try:
+                    self.receive(item)
+                except ProtocolError as exc:
+                    log.warning("[%s] Skipping batch item: %s", self.name, exc)
+            return
+        kind = rpc.classify(message)
+        if kind == rpc.RESPONSE:
+            self._resolve(message)
+        elif kind == rpc.NOTIFICATION:
+            self._on_notification(message["method"], message.get("params"))
+        else:
+            self._on_request(message)
+
+    def _resolve(self, message: JSONObject) -> None:
+        request_id = message["id"]
+        waiter = None
+        if type(request_id) is int:  # our ids are ints; "1" or 1.0 or true never match
+            with self._lock:
+                waiter = self._waiters.get(request_id)
+                if waiter is not None and waiter.done:
+                    waiter = None
+                if waiter is not None:
+                    if "error" in message:
+                        error = message["error"]
+                        waiter.error = MCPError(error["code"], str(error.get("message", "")), error.get("data"))
+                    else:
+                        waiter.result = message["result"]
+                    waiter.done = True
+        if waiter is None:
+            self.unknown_responses += 1
+            log.debug("[%s] Dropping response for unknown or finished request id %r", self.name, request_id)
+            return
+        # With a progress callback, wake the caller through the dispatcher, so every
+        # progress callback that arrived before the response has run when the call returns.
+        if waiter.on_progress is None or not self._dispatcher.submit(waiter.event.set):
+            waiter.event.set()
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if not isinstance(params, dict):
+            params = None
+        if method == "notifications/progress" and params is not None:
+            self._route_progress(params)
+        elif method == "notifications/cancelled" and params is not None:
+            with self._lock:
+                token = self._incoming.get(params.get("requestId"))  # type: ignore[arg-type]
+            if token is not None:
+                token.cancel(params.get("reason"))
+        sink = self.notification_sink
+        if sink is not None and not self._dispatcher.submit(sink, method, params):
+            self._report_drop(method)
+
+    def _route_progress(self, params: JSONObject) -> None:
+        token = params.get("progressToken")
+        waiter = None
+        if type(token) is int:
+            with self._lock:
+                waiter = self._waiters.get(token)
+        if waiter is None or waiter.on_progress is None or waiter.done:
+            log.debug("[%s] Progress for unknown or finished token %r", self.name, token)
+            return
+        progress, total, text = params.get("progress"), params.get("total"), params.get("message")
+        if not isinstance(progress, (int, float)):
+            log.debug("[%s] Progress without a number: %r", self.name, params)
+            return
+        if not self._dispatcher.submit(_call_progress, waiter, progress, total, text):
+            self._report_drop("notifications/progress")
+        if waiter.wake_on_progress:
+            waiter.progressed = True
+            waiter.event.set()
+
+    def _report_drop(self, what: str) -> None:
+        if self._closed is not None:
+            return
+        dropped = self._dispatcher.dropped
+        if dropped == 1 or dropped % 1000 == 0:
+            log.warning("[%s] Notification queue full: dropped %s (%d dropped so far)", self.name, what, dropped)
+
+    def _on_request(self, message: JSONObject) -> None:
+        request_id, method, params = message["id"], message["method"], message.get("params")
+        inline = self.inline_handlers.get(method)
+        if inline is not None:
+            self._answer(request_id, inline, params)
+        elif self.request_handler is None:
+            self._reply(rpc.make_error(request_id, rpc.METHOD_NOT_FOUND, f"Method not found: {method}"))
+        else:
+            token = CancelToken()
+            with self._lock:
+                self._incoming[request_id] = token
+            if not self._pool.submit(self._serve, request_id, method, params, token):
+                with self._lock:
+                    self._incoming.pop(request_id, None)
+                log.warning("[%s] Too many server requests in flight; refusing %s", self.name, method)
+                self._reply(rpc.make_error(request_id, rpc.INTERNAL_ERROR, "Client overloaded; try again later"))
+
+    def _serve(self, request_id: RequestId, method: str, params: Any, token: CancelToken) -> None:
+        handler = self.request_handler
+        try:
+            if handler is None:
+                raise MCPError(rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+            self._answer(request_id, lambda p: handler(method, p, token), params, token)
+        finally:
+            with self._lock:
+                self._incoming.pop(request_id, None)
+
+    def _answer(self, request_id: RequestId, fn: Callable[[Any], Any], params: Any,
+                token: Optional[CancelToken] = None) -> None:
+        try:
+            result = fn(params if isinstance(params, dict) else None)
+            reply = rpc.make_result(request_id, {} if result is None else result)
+        except MCPError as exc:
+            reply = rpc.make_error(request_id, exc.code, exc.message, exc.data)
+        except Exception as exc:
+            log.exception("[%s] Handler for server request %r raised", self.name, request_id)
+            reply = rpc.make_error(request_id, rpc.INTERNAL_ERROR, f"Client handler failed: {type(exc).__name__}")
+        if token is not None and token.cancelled:
+            return  # the server cancelled it: it expects no answer
+        self._reply(reply)
+
+    def _reply(self, reply: JSONObject) -> None:
+        try:
+            self._send(reply)
+        except ProtocolError:  # a handler returned something that is not JSON
+            log.error("[%s] Handler result is not JSON-serialisable; answering with an error", self.name)
+            self._reply(rpc.make_error(reply["id"], rpc.INTERNAL_ERROR, "Client handler returned non-JSON"))
+        except Exception as exc:
+            log.debug("[%s] Could not answer server request: %s", self.name, exc)
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def fail_pending(self, error: ClosedFactory) -> None:
+        """Mark the engine closed and wake every waiter with ``error()``. Idempotent.
+
+        Later requests fail at once with ``error()``; handlers of server requests
+        see their cancel tokens fire.
+        """
+        with self._lock:
+            if self._closed is not None:
+                return
+            self._closed = error
+            waiters = [w for w in self._waiters.values() if not w.done]
+            for waiter in waiters:
+                waiter.error = error()
+                waiter.done = True
+            incoming = list(self._incoming.values())
+        for waiter in waiters:
+            waiter.event.set()
+        for token in incoming:
+            token.cancel("connection closed")
+
+    def close(self, error: ClosedFactory, final: Optional[Callable[[], None]] = None,
+              join_timeout: float = 2.0) -> None:
+        """Fail pending calls (see :meth:`fail_pending`), run ``final``, stop the threads.
+
+        Only the first call has an effect. ``final`` runs on the dispatcher
+        thread after every queued notification (or here, if that thread is gone).
+        """
+        self.fail_pending(error)
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        if final is not None and not self._dispatcher.submit(final):
+            final()
+        self._pool.stop(join_timeout)
+        self._dispatcher.stop(join_timeout)
+
+
+def _call_progress(waiter: _Waiter, progress: float, total: Any, message: Any) -> None:
+    callback = waiter.on_progress
+    if callback is not None:
+        callback(progress, total if isinstance(total, (int, float)) else None,
+                 message if isinstance(message, str) else None)

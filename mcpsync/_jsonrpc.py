@@ -1,0 +1,133 @@
+"""JSON-RPC 2.0 messages: building, encoding, decoding and classifying them.
+
+Pure functions over dicts; no I/O. Decoding errors are raised as
+:class:`~mcpsync.ProtocolError` so no ``JSONDecodeError`` leaks to callers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Optional, Union
+
+from .exceptions import ProtocolError
+
+JSONObject = Dict[str, Any]
+RequestId = Union[int, str]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+REQUEST = "request"
+NOTIFICATION = "notification"
+RESPONSE = "response"
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def make_request(request_id: RequestId, method: str, params: Optional[JSONObject]) -> JSONObject:
+    message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def make_notification(method: str, params: Optional[JSONObject]) -> JSONObject:
+    message: JSONObject = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def make_result(request_id: RequestId, result: Any) -> JSONObject:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def make_error(request_id: Optional[RequestId], code: int, message: str, data: Any = None) -> JSONObject:
+    error: JSONObject = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def encode(message: JSONObject) -> bytes:
+    """Compact UTF-8 JSON without a newline (never contains a raw newline).
+
+    Raises:
+        ProtocolError: the message is not JSON-serialisable (NaN included).
+    """
+    try:
+        return _encoder.encode(message).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise ProtocolError(f"Cannot encode message as JSON: {exc}") from exc
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode(data: Union[bytes, str]) -> Any:
+    """Parse one JSON text (bytes must be UTF-8).
+
+    Raises:
+        ProtocolError: invalid UTF-8, invalid JSON, NaN/Infinity, or nesting too deep.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        return json.loads(text, parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"Message is not valid UTF-8: {exc}") from exc
+    except RecursionError as exc:
+        raise ProtocolError("Message is nested too deeply") from exc
+    except ValueError as exc:
+        raise ProtocolError(f"Message is not valid JSON: {exc}") from exc
+
+
+def classify(message: Any) -> str:
+    """Say whether ``message`` is a request, a notification or a response.
+
+    Raises:
+        ProtocolError: it is not a JSON-RPC 2.0 message.
+    """
+    if not isinstance(message, dict):
+        raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(message).__name__}")
+    if message.get("jsonrpc") != "2.0":
+        raise ProtocolError("Not a JSON-RPC 2.0 message: missing jsonrpc \"2.0\"")
+    method = message.get("method")
+    has_id = "id" in message
+    if method is not None:
+        if not isinstance(method, str):
+            raise ProtocolError("Not a JSON-RPC message: method is not a string")
+        params = message.get("params")
+        if params is not None and not isinstance(params, (dict, list)):
+            raise ProtocolError("Not a JSON-RPC message: params is not an object")
+        if not has_id:
+            return NOTIFICATION
+        if not _valid_id(message["id"]):
+            raise ProtocolError("Not a JSON-RPC request: id must be a string or an integer")
+        return REQUEST
+    if has_id and ("result" in message or "error" in message):
+        if "result" in message and "error" in message:
+            raise ProtocolError("Not a JSON-RPC response: it carries both result and error")
+        if "error" in message:
+            error = message["error"]
+            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+                raise ProtocolError("Not a JSON-RPC response: malformed error object")
+        return RESPONSE
+    raise ProtocolError("Not a JSON-RPC message: no method, result or error")
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def preview(data: Union[bytes, str], limit: int = 120) -> str:
+    """A short, printable excerpt of raw input for log lines."""
+    if isinstance(data, (bytes, bytearray)):
+        text = bytes(data[: limit * 4]).decode("utf-8", errors="replace")
+    else:
+        text = data
+    text = text.rstrip("\r\n")
+    return repr(text[:limit] + ("..." if len(text) > limit else ""))

@@ -1,0 +1,208 @@
+"""Every exception mcpsync raises, in one tree.
+
+::
+
+    MCPSyncError                     root of everything mcpsync raises
+    ├── TransportError               I/O below JSON-RPC failed
+    │   ├── ConnectError             could not spawn the server or reach it
+    │   ├── TransportClosed          the connection is gone (text starts "Transport closed")
+    │   └── HTTPStatusError          an HTTP response had a non-2xx status
+    ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
+    │   └── UnsupportedProtocolVersion
+    ├── RequestTimeout               also a builtin TimeoutError
+    ├── RequestCancelled             the caller's CancelToken fired
+    ├── MCPError                     the peer answered with a JSON-RPC error object
+    ├── ToolError                    raised by CallToolResult.raise_for_error()
+    └── CapabilityError              the server did not offer what a method needs
+
+Foreign exceptions (``OSError``, JSON decode errors, ``requests`` errors) are
+translated into this tree at one boundary per layer and chained with ``from``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+__all__ = [
+    "CapabilityError",
+    "ConnectError",
+    "HTTPStatusError",
+    "MCPError",
+    "MCPSyncError",
+    "ProtocolError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "ToolError",
+    "TransportClosed",
+    "TransportError",
+    "UnsupportedProtocolVersion",
+]
+
+
+class MCPSyncError(Exception):
+    """Root of every exception raised by mcpsync itself (not by the peer)."""
+
+
+class TransportError(MCPSyncError):
+    """Moving bytes to or from the server failed."""
+
+
+class ConnectError(TransportError):
+    """The server could not be started or reached."""
+
+
+class TransportClosed(TransportError):
+    """The connection is closed; pending and later calls fail with this.
+
+    Attributes:
+        returncode: the stdio server's exit status, when known.
+        stderr_tail: the last lines the stdio server wrote to stderr.
+    """
+
+    def __init__(
+        self,
+        message: str = "Transport closed",
+        *,
+        returncode: Optional[int] = None,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr_tail = list(stderr_tail)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_closed, (str(self), self.returncode, self.stderr_tail))
+
+
+def _rebuild_closed(message: str, returncode: Optional[int], tail: Sequence[str]) -> TransportClosed:
+    return TransportClosed(message, returncode=returncode, stderr_tail=tail)
+
+
+class HTTPStatusError(TransportError):
+    """An HTTP response carried a non-2xx status.
+
+    Attributes:
+        status_code: the HTTP status.
+        headers: the response headers (a plain dict).
+        body: the response body as text (possibly truncated).
+    """
+
+    def __init__(self, message: str, *, status_code: int, headers: Optional[dict[str, str]] = None,
+                 body: str = "") -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.headers = dict(headers or {})
+        self.body = body
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_http, (str(self), self.status_code, self.headers, self.body))
+
+
+def _rebuild_http(message: str, status: int, headers: dict[str, str], body: str) -> HTTPStatusError:
+    return HTTPStatusError(message, status_code=status, headers=headers, body=body)
+
+
+class ProtocolError(MCPSyncError):
+    """The peer sent something the JSON-RPC or MCP contract does not allow."""
+
+
+class UnsupportedProtocolVersion(ProtocolError):
+    """The server chose a protocol version this client does not speak.
+
+    Attributes:
+        offered: the version the server answered with.
+        supported: the versions this client speaks.
+    """
+
+    def __init__(self, offered: str, supported: Sequence[str]) -> None:
+        super().__init__(
+            f"Server offered protocol version {offered!r}; "
+            f"this client supports {', '.join(supported)}"
+        )
+        self.offered = offered
+        self.supported = list(supported)
+
+    def __reduce__(self) -> Any:
+        return (UnsupportedProtocolVersion, (self.offered, self.supported))
+
+
+class RequestTimeout(MCPSyncError, TimeoutError):
+    """No response arrived within the call's timeout (a local error, not the peer's).
+
+    Attributes:
+        method: the JSON-RPC method that timed out.
+        timeout: the timeout in seconds.
+    """
+
+    def __init__(self, message: str, *, method: str = "", timeout: float = 0.0) -> None:
+        super().__init__(message)
+        self.method = method
+        self.timeout = timeout
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_timeout, (str(self), self.method, self.timeout))
+
+
+def _rebuild_timeout(message: str, method: str, timeout: float) -> RequestTimeout:
+    return RequestTimeout(message, method=method, timeout=timeout)
+
+
+class RequestCancelled(MCPSyncError):
+    """The caller cancelled the call: its CancelToken fired.
+
+    Attributes:
+        reason: what the canceller gave as the reason, if anything.
+    """
+
+    def __init__(self, reason: Any = None) -> None:
+        text = "Request cancelled" if reason is None else f"Request cancelled: {reason}"
+        super().__init__(text)
+        self.reason = reason
+
+    def __reduce__(self) -> Any:
+        return (RequestCancelled, (self.reason,))
+
+
+class MCPError(MCPSyncError):
+    """The peer answered a request with a JSON-RPC error object.
+
+    Attributes:
+        code: the integer error code.
+        message: the peer's message.
+        data: the optional ``data`` member, as sent.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"MCP error {code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.code, self.message, self.data))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-RPC error object."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class ToolError(MCPSyncError):
+    """A tool call returned ``isError: true`` and the caller asked to raise.
+
+    Attributes:
+        result: the CallToolResult that carried the error.
+    """
+
+    def __init__(self, message: str, result: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+    def __reduce__(self) -> Any:
+        return (ToolError, (str(self), self.result))
+
+
+class CapabilityError(MCPSyncError):
+    """The server did not declare the capability a method needs; nothing was sent."""

@@ -1,0 +1,242 @@
+"""The Transport base class: the contract every transport keeps.
+
+A transport moves JSON-RPC messages and owns its threads and OS or HTTP
+resources. It knows nothing of MCP methods: the client tells it what it needs
+(for example the negotiated protocol version for HTTP headers). Pairing
+responses with requests is the shared :class:`~mcpsync._engine.Engine`'s job.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import re
+import threading
+import weakref
+from typing import Any, Callable, List, Optional
+
+from .._engine import DEFAULT_TIMEOUT, Engine, ProgressCallback, RequestHandler
+from .._jsonrpc import JSONObject
+from ..cancel import CancelToken
+
+log = logging.getLogger("mcpsync.transport")
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def safe_name(name: str) -> str:
+    """A server name made safe for logger and thread names."""
+    cleaned = _UNSAFE_NAME.sub("_", name).strip("._") or "server"
+    return cleaned[:64]
+
+
+def weak_method(obj: Any, name: str) -> Callable[..., Any]:
+    """``getattr(obj, name)`` called through a weak reference to ``obj``.
+
+    Raises TransportClosed once ``obj`` is gone.
+    """
+    ref = weakref.ref(obj)
+
+    def call(*args: Any) -> Any:
+        target = ref()
+        if target is None:
+            from ..exceptions import TransportClosed
+
+            raise TransportClosed("Transport closed: the transport was garbage collected")
+        return getattr(target, name)(*args)
+
+    return call
+
+
+class Transport(abc.ABC):
+    """A connection to one MCP server.
+
+    Subclasses implement :meth:`_open`, :meth:`_write` and :meth:`_shutdown`;
+    everything else (request ids, waiters, timeouts, cancellation, progress,
+    dispatching) is shared.
+
+    Callbacks, all optional, all run off the reader thread:
+
+    * ``on_notification(method, params)``: every notification from the server,
+      in arrival order, on the dispatcher thread.
+    * ``on_error(exc)``: reading failed while connected (then the transport closes).
+    * ``on_close()``: called exactly once when the transport closes, for any reason.
+
+    Thread safety: :meth:`request` and :meth:`notify` may be called from any
+    thread at once. :meth:`close` is idempotent and may be called from any thread.
+    """
+
+    kind = "transport"
+
+    def __init__(self, *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT, max_workers: int = 4) -> None:
+        self.name = safe_name(name)
+        self.on_notification: Optional[Callable[[str, Optional[JSONObject]], None]] = None
+        self.on_error: Optional[Callable[[BaseException], None]] = None
+        self.on_close: Optional[Callable[[], None]] = None
+        self._listeners: List[Callable[[str, Optional[JSONObject]], None]] = []
+        # The engine and the threads reach the transport only through weak references,
+        # so an unclosed transport can still be garbage collected (and then cleaned up).
+        self._engine = Engine(weak_method(self, "_write"), name=self.name, default_timeout=timeout,
+                              max_workers=max_workers)
+        self._engine.notification_sink = weak_method(self, "_deliver_notification")
+        self._state_lock = threading.Lock()
+        self._started = False
+        self._closing = False
+
+    def __repr__(self) -> str:
+        state = "connected" if self.connected else ("closed" if self._closing else "not connected")
+        return f"<{type(self).__name__} {self.name!r} {state}>"
+
+    def __enter__(self) -> "Transport":
+        self.open()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # -- public contract --------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """True between a successful :meth:`open` and the close."""
+        return self._started and not self._closing and not self._engine.closed
+
+    @property
+    def timeout(self) -> Optional[float]:
+        """The default per-request timeout in seconds."""
+        return self._engine.default_timeout
+
+    @timeout.setter
+    def timeout(self, value: Optional[float]) -> None:
+        self._engine.default_timeout = value
+
+    def open(self) -> None:
+        """Start the connection (spawn the process, open the stream). Idempotent.
+
+        Raises:
+            ConnectError: the server could not be started or reached.
+            TransportClosed: the transport was already closed.
+        """
+        with self._state_lock:
+            if self._closing or self._engine.closed:
+                raise self._engine.closed_error()
+            if self._started:
+                return
+            self._open()
+            self._started = True
+
+    def request(
+        self,
+        method: str,
+        params: Optional[JSONObject] = None,
+        *,
+        timeout: Optional[float] = None,
+        cancel: Optional[CancelToken] = None,
+        on_progress: Optional[ProgressCallback] = None,
+        reset_timeout_on_progress: bool = False,
+        max_total_timeout: Optional[float] = None,
+    ) -> Any:
+        """Send a JSON-RPC request and block for its result; see :meth:`Engine.request`."""
+        if not self._started:
+            from ..exceptions import TransportClosed
+
+            raise TransportClosed("Transport closed: not connected (call open() first)")
+        return self._engine.request(
+            method, params, timeout=timeout, cancel=cancel, on_progress=on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+        )
+
+    def notify(self, method: str, params: Optional[JSONObject] = None) -> None:
+        """Send a JSON-RPC notification; returns once it is written.
+
+        Raises:
+            TransportClosed: the transport is not connected.
+        """
+        if not self._started:
+            from ..exceptions import TransportClosed
+
+            raise TransportClosed("Transport closed: not connected (call open() first)")
+        self._engine.notify(method, params)
+
+    def set_request_handler(self, handler: Optional[RequestHandler]) -> None:
+        """Route server-to-client requests to ``handler(method, params, cancel_token)``.
+
+        The handler runs on a worker thread and returns the result dict or raises
+        :class:`~mcpsync.MCPError`; without a handler every request gets ``-32601``.
+        """
+        self._engine.request_handler = handler
+
+    def set_inline_handler(self, method: str, handler: Callable[[Optional[JSONObject]], Any]) -> None:
+        """Answer ``method`` straight from the reader thread; ``handler`` must not block."""
+        self._engine.inline_handlers[method] = handler
+
+    def set_protocol_version(self, version: str) -> None:
+        """Told by the client after negotiation; HTTP transports send it as a header."""
+
+    def close(self) -> None:
+        """Close the connection: fail pending calls, release resources, call ``on_close`` once.
+
+        Idempotent, safe from any thread, and bounded in time.
+        """
+        with self._state_lock:
+            if self._closing:
+                return
+            self._closing = True
+        self._shutdown(None)
+
+    # -- for subclasses -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _open(self) -> None:
+        """Acquire resources and start the reader; raise ConnectError on failure."""
+
+    @abc.abstractmethod
+    def _write(self, message: JSONObject) -> None:
+        """Send one message; raise TransportClosed if the connection is gone."""
+
+    @abc.abstractmethod
+    def _shutdown(self, cause: Optional[BaseException]) -> None:
+        """Release everything and call :meth:`_finish_close`. ``cause`` is set on a failure."""
+
+    def _lost(self, cause: Optional[BaseException]) -> None:
+        """The connection died under us (EOF, read error): close from the reader side."""
+        with self._state_lock:
+            if self._closing:
+                return
+            self._closing = True
+        if cause is not None and self.on_error is not None and self._started:
+            error_callback = self.on_error
+            self._engine._dispatcher.submit(error_callback, cause)
+        self._shutdown(cause)
+
+    def _finish_close(self, error_factory: Callable[[], Any]) -> None:
+        self._engine.close(error_factory, final=self._call_on_close)
+
+    def _call_on_close(self) -> None:
+        callback = self.on_close
+        if callback is not None:
+            try:
+                callback()
+            except Exception:
+                log.exception("[%s] on_close callback raised", self.name)
+
+    def add_notification_listener(self, listener: Callable[[str, Optional[JSONObject]], None]) -> None:
+        """Also deliver every notification to ``listener`` (before ``on_notification``).
+
+        The client uses this for its own bookkeeping, leaving ``on_notification`` to the user.
+        """
+        self._listeners.append(listener)
+
+    def _deliver_notification(self, method: str, params: Optional[JSONObject]) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(method, params)
+            except Exception:
+                log.exception("[%s] Notification listener raised", self.name)
+        callback = self.on_notification
+        if callback is not None:
+            callback(method, params)
+
+    def _feed(self, message: Any) -> None:
+        """Hand one decoded message to the engine (reader thread)."""
+        self._engine.receive(message)

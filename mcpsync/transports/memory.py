@@ -1,0 +1,70 @@
+"""MemoryTransport: an in-process transport whose peer is a Python function.
+
+For tests of everything above the transport (the engine, the client) with no
+process and no socket. The peer receives every message the client writes and
+answers through :meth:`MemoryTransport.feed`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, List, Optional
+
+from .._engine import DEFAULT_TIMEOUT
+from .._jsonrpc import JSONObject, ProtocolError, decode, encode
+from ..exceptions import TransportClosed
+from .base import Transport
+
+Peer = Callable[["MemoryTransport", JSONObject], None]
+
+
+class MemoryTransport(Transport):
+    """Delivers written messages to ``peer(transport, message)`` on the writer's thread.
+
+    The peer answers by calling :meth:`feed` (from any thread), which plays the
+    role of the reader thread. Messages are round-tripped through JSON in both
+    directions, so what passes here is what would pass on the wire.
+    """
+
+    kind = "memory"
+
+    def __init__(self, peer: Peer, *, name: str = "memory", timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
+        super().__init__(name=name, timeout=timeout)
+        self._peer = peer
+        self._feed_lock = threading.Lock()
+        self.sent: List[JSONObject] = []
+
+    def _open(self) -> None:
+        pass
+
+    def _write(self, message: JSONObject) -> None:
+        if self._engine.closed:
+            raise self._engine.closed_error()
+        wire = decode(encode(message))
+        self.sent.append(wire)
+        self._peer(self, wire)
+
+    def feed(self, message: Any) -> None:
+        """Deliver ``message`` (a dict, or raw JSON text) to the client as the server's output.
+
+        Raises:
+            TransportClosed: the transport is closed.
+        """
+        if self._engine.closed:
+            raise TransportClosed()
+        with self._feed_lock:  # one "reader" at a time, as on a real wire
+            try:
+                self._engine.receive(decode(message) if isinstance(message, (str, bytes)) else
+                                     decode(encode(message)))
+            except ProtocolError:
+                if isinstance(message, (str, bytes)):
+                    return  # a real reader skips undecodable lines
+                raise
+
+    def disconnect(self, reason: str = "peer went away") -> None:
+        """Simulate the peer dropping the connection."""
+        self._lost(ConnectionResetError(reason))
+
+    def _shutdown(self, cause: Optional[BaseException]) -> None:
+        message = "Transport closed" if cause is None else f"Transport closed: {cause}"
+        self._finish_close(lambda: TransportClosed(message))

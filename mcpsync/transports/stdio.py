@@ -1,0 +1,314 @@
+"""StdioTransport: an MCP server run as a child process, spoken to over its stdin and stdout.
+
+Threads: one reader (stdout lines → engine), one stderr drain (lines → the
+``mcpsync.server.<name>`` logger and a bounded tail). Writes happen on the
+calling thread under one lock, so lines from different threads never interleave.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import shutil
+import subprocess
+import threading
+import warnings
+import weakref
+from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence
+
+from .. import _jsonrpc as rpc
+from .._engine import DEFAULT_TIMEOUT
+from .._jsonrpc import JSONObject
+from .._workers import join_quietly
+from ..exceptions import ConnectError, ProtocolError, TransportClosed
+from . import _process
+from .base import Transport, safe_name
+
+log = logging.getLogger("mcpsync.transport.stdio")
+
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+STDERR_TAIL_LINES = 50
+_READ_CHUNK = 1024 * 1024
+_STDERR_LINE_LIMIT = 16 * 1024
+
+_live: "weakref.WeakSet[StdioTransport]" = weakref.WeakSet()
+
+
+class StdioTransport(Transport):
+    """Runs ``command args...`` and speaks newline-delimited JSON-RPC over its pipes.
+
+    Args:
+        command: the program to run (looked up on ``PATH``).
+        args: its arguments.
+        env: extra environment variables for the server.
+        cwd: its working directory.
+        inherit_env: pass the parent's whole environment instead of the safe
+            allow-list (HOME, PATH, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TMPDIR, TZ).
+        name: a label for logs and threads (default: the command's base name).
+        timeout: default per-request timeout in seconds.
+        max_message_size: longest stdout line accepted, in bytes; longer lines
+            are discarded without ever being held whole in memory.
+        shutdown_timeout: how long each step of the shutdown waits (stdin
+            closed, then SIGTERM, then SIGKILL).
+
+    Thread safety: see :class:`Transport`. The server's process group never
+    outlives this object: :meth:`close`, garbage collection and interpreter
+    exit all end it.
+    """
+
+    kind = "stdio"
+
+    def __init__(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        inherit_env: bool = False,
+        name: Optional[str] = None,
+        timeout: Optional[float] = DEFAULT_TIMEOUT,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        shutdown_timeout: float = 2.0,
+        max_workers: int = 4,
+    ) -> None:
+        if not command:
+            raise ValueError("StdioTransport needs a command")
+        super().__init__(name=name or default_name(command, args), timeout=timeout, max_workers=max_workers)
+        self.command = command
+        self.args = [str(a) for a in args]
+        self.env = dict(env or {})
+        self.cwd = cwd
+        self.inherit_env = inherit_env
+        self.max_message_size = max_message_size
+        self.shutdown_timeout = shutdown_timeout
+        self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(self.name)}")
+        self._proc: "Optional[subprocess.Popen[bytes]]" = None
+        self._write_lock = threading.Lock()
+        self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._reader: Optional[threading.Thread] = None
+        self._drain: Optional[threading.Thread] = None
+        self._shutdown_done = threading.Event()
+        self._close_message = "Transport closed"
+        self.skipped_lines = 0
+
+    def __repr__(self) -> str:
+        pid = f" pid={self._proc.pid}" if self._proc is not None else ""
+        return f"{super().__repr__()[:-1]}{pid}>"
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The server's process id, once started."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def returncode(self) -> Optional[int]:
+        """The server's exit status once it has exited, else ``None``."""
+        return self._proc.poll() if self._proc is not None else None
+
+    @property
+    def stderr_tail(self) -> List[str]:
+        """The last lines (about 50) the server wrote to stderr."""
+        return list(self._stderr_tail)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def _open(self) -> None:
+        argv = [self.command, *self.args]
+        resolved = shutil.which(self.command, path=(self.env.get("PATH") or os.environ.get("PATH")))
+        if resolved is not None:
+            argv[0] = resolved
+        try:
+            self._proc = _process.spawn(argv, _process.build_env(self.env, self.inherit_env), self.cwd)
+        except (OSError, ValueError) as exc:
+            raise ConnectError(f"Cannot start MCP server {self.command!r}: {exc}") from exc
+        _live.add(self)
+        me = weakref.ref(self)
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        self._reader = threading.Thread(
+            target=_read_stdout, args=(me, self._proc.stdout, self._engine, self.max_message_size, self.name),
+            name=f"mcpsync-stdio-reader[{self.name}]", daemon=True,
+        )
+        self._drain = threading.Thread(
+            target=_drain_stderr, args=(self._proc.stderr, self._stderr_tail, self.server_log),
+            name=f"mcpsync-stdio-stderr[{self.name}]", daemon=True,
+        )
+        self._drain.start()
+        self._reader.start()
+        log.debug("[%s] Started %s (pid %d)", self.name, argv, self._proc.pid)
+
+    def _write(self, message: JSONObject) -> None:
+        line = rpc.encode(message) + b"\n"
+        proc = self._proc
+        if proc is None or proc.stdin is None or self._engine.closed:
+            raise self._engine.closed_error()
+        with self._write_lock:
+            try:
+                proc.stdin.write(line)
+                proc.stdin.flush()
+            except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
+                raise TransportClosed(f"Transport closed: cannot write to the server: {exc}") from exc
+
+    def _shutdown(self, cause: Optional[BaseException]) -> None:
+        proc = self._proc
+        if proc is None:
+            self._finish_close(TransportClosed)
+            return
+        on_reader = threading.current_thread() is self._reader
+        if cause is None:
+            # A deliberate close: fail the waiters now, not after the polite shutdown below.
+            self._engine.fail_pending(TransportClosed)
+        if proc.stdin is not None:
+            with _suppress():
+                proc.stdin.close()
+        _process.terminate(proc, self.shutdown_timeout)
+        if not on_reader:
+            join_quietly(self._reader, self.shutdown_timeout)
+        join_quietly(self._drain, self.shutdown_timeout)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None and not (on_reader and stream is proc.stdout):
+                with _suppress():
+                    stream.close()
+        _live.discard(self)
+        self._close_message = _describe_exit(proc.returncode, list(self._stderr_tail), cause)
+        self._finish_close(self._closed_error)
+        self._shutdown_done.set()
+
+    def _closed_error(self) -> TransportClosed:
+        proc = self._proc
+        return TransportClosed(
+            self._close_message,
+            returncode=proc.returncode if proc is not None else None,
+            stderr_tail=list(self._stderr_tail),
+        )
+
+    def __del__(self) -> None:
+        if getattr(self, "_started", False) and not getattr(self, "_closing", True):
+            warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
+            with _suppress():
+                self.close()
+
+
+_LAUNCHERS = ("python", "node", "uv", "uvx", "npx", "bun", "deno", "bash", "sh", "java", "ruby", "perl")
+
+
+def default_name(command: str, args: Sequence[str]) -> str:
+    """A readable label: the script for ``python server.py``, else the command's base name."""
+    base = os.path.basename(command)
+    stem = base.lower().split(".exe")[0]
+    if stem.startswith(_LAUNCHERS):
+        for arg in args:
+            if arg == "-m" or arg.startswith("-"):
+                continue
+            return os.path.splitext(os.path.basename(str(arg)))[0] or base
+    return base
+
+
+def _describe_exit(returncode: Optional[int], tail: List[str], cause: Optional[BaseException]) -> str:
+    if cause is None:
+        return "Transport closed"
+    if returncode is None:
+        text = f"Transport closed: {cause}"
+    elif returncode < 0:
+        text = f"Transport closed: server process killed by signal {-returncode}"
+    else:
+        text = f"Transport closed: server process exited with code {returncode}"
+    if tail:
+        text += "\nLast lines on the server's stderr:\n" + "\n".join("  " + line for line in tail)
+    return text
+
+
+class _suppress:
+    """Swallow OSError/ValueError from closing pipes that may already be gone."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> bool:
+        return kind is not None and issubclass(kind, (OSError, ValueError))
+
+
+class _EndOfStream(Exception):
+    pass
+
+
+def _read_stdout(me: "weakref.ref[StdioTransport]", stream: IO[bytes], engine: Any,
+                 limit: int, name: str) -> None:
+    """Reader thread: one JSON-RPC message per line, until EOF."""
+    cause: Optional[BaseException] = _EndOfStream("server closed its stdout")
+    try:
+        while True:
+            line = stream.readline(limit + 1)
+            if not line:
+                break
+            if len(line) > limit and not line.endswith(b"\n"):
+                dropped = len(line) + _discard_rest_of_line(stream)
+                log.warning("[%s] Discarded a %d-byte line from the server: longer than max_message_size "
+                            "(%d bytes)", name, dropped, limit)
+                continue
+            if not line.strip():
+                continue
+            try:
+                engine.receive(rpc.decode(line))
+            except ProtocolError as exc:
+                transport = me()
+                if transport is not None:
+                    transport.skipped_lines += 1
+                log.warning("[%s] Skipping a line from the server: %s; line: %s", name, exc, rpc.preview(line))
+    except (OSError, ValueError) as exc:
+        cause = exc
+    transport = me()
+    if transport is not None:
+        transport._lost(cause)
+
+
+def _discard_rest_of_line(stream: IO[bytes]) -> int:
+    dropped = 0
+    while True:
+        chunk = stream.readline(_READ_CHUNK)
+        dropped += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return dropped
+
+
+def _drain_stderr(stream: IO[bytes], tail: Deque[str], server_log: logging.Logger) -> None:
+    """Stderr thread: keep the server from blocking on a full pipe; log and remember lines."""
+    try:
+        while True:
+            raw = stream.readline(_STDERR_LINE_LIMIT)
+            if not raw:
+                return
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            tail.append(line)
+            server_log.info("%s", line)
+    except (OSError, ValueError):
+        return
+
+
+def _close_all_at_exit() -> None:
+    for transport in list(_live):
+        transport.shutdown_timeout = min(transport.shutdown_timeout, 0.5)
+        with _suppress():
+            transport.close()
+
+
+import atexit  # noqa: E402  (registered once the module is ready)
+
+atexit.register(_close_all_at_exit)
+
+
+def stdio_from_config(config: Dict[str, Any], **options: Any) -> StdioTransport:
+    """Build a StdioTransport from a config dict (``command``, ``args``, ``env``, ``cwd``, ``timeout`` ms)."""
+    command = config.get("command")
+    if not isinstance(command, str) or not command:
+        raise ValueError("stdio server config needs a 'command' string")
+    args = config.get("args") or []
+    if not isinstance(args, list):
+        raise ValueError("'args' must be a list of strings")
+    if "timeout" in config and "timeout" not in options:
+        options["timeout"] = float(config["timeout"]) / 1000.0
+    for key in ("env", "cwd", "inherit_env", "name"):
+        if key in config and key not in options:
+            options[key] = config[key]
+    return StdioTransport(command, args, **options)

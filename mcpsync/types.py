@@ -1,0 +1,380 @@
+"""Typed MCP results: tools, content blocks, resources, prompts.
+
+Each object wraps the wire dict it came from. Attributes are snake_case
+views of the camelCase wire fields; ``to_dict()`` gives the wire form back,
+with every field the server sent, including ones this version does not know.
+Parsing never fails on unknown fields or unknown content types.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, Generic, List, Optional, Type, TypeVar, cast, overload
+
+from .exceptions import ToolError
+
+__all__ = [
+    "AudioContent",
+    "BlobResourceContents",
+    "CallToolResult",
+    "CompleteResult",
+    "Content",
+    "EmbeddedResource",
+    "GetPromptResult",
+    "ImageContent",
+    "Implementation",
+    "MCPObject",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ReadResourceResult",
+    "Resource",
+    "ResourceContents",
+    "ResourceLink",
+    "ResourceTemplate",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "UnknownContent",
+]
+
+T = TypeVar("T")
+M = TypeVar("M", bound="MCPObject")
+
+
+class _Field(Generic[T]):
+    """A read-only attribute backed by one key of the wire dict."""
+
+    def __init__(self, key: str, default: T) -> None:
+        self.key = key
+        self.default = default
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> "_Field[T]": ...
+
+    @overload
+    def __get__(self, obj: "MCPObject", owner: Any) -> T: ...
+
+    def __get__(self, obj: Optional["MCPObject"], owner: Any) -> Any:
+        if obj is None:
+            return self
+        return obj._data.get(self.key, self.default)
+
+
+class MCPObject:
+    """Base of every typed result: a view over a wire dict."""
+
+    __slots__ = ("_data",)
+    _repr_fields: tuple[str, ...] = ()
+
+    def __init__(self, data: Optional[Dict[str, Any]] = None, **fields: Any) -> None:
+        self._data: Dict[str, Any] = dict(data or {})
+        self._data.update(fields)
+
+    @classmethod
+    def from_dict(cls: Type[M], data: Dict[str, Any]) -> M:
+        """Wrap ``data`` (a wire dict); non-dicts become an empty object."""
+        return cls(data if isinstance(data, dict) else {})
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The wire dict, camelCase keys, unknown fields included (a deep copy)."""
+        return copy.deepcopy(self._data)
+
+    @property
+    def meta(self) -> Optional[Dict[str, Any]]:
+        """The ``_meta`` member, if any."""
+        value = self._data.get("_meta")
+        return value if isinstance(value, dict) else None
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and cast(MCPObject, other)._data == self._data
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        parts = []
+        for name in self._repr_fields:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            text = repr(value)
+            parts.append(f"{name}={text[:60] + '...' if len(text) > 60 else text}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+class Implementation(MCPObject):
+    """Who a peer says it is (``serverInfo``)."""
+
+    __slots__ = ()
+    _repr_fields = ("name", "version")
+    name: _Field[str] = _Field("name", "")
+    version: _Field[str] = _Field("version", "")
+    title: _Field[Optional[str]] = _Field("title", None)
+
+
+# -- content -----------------------------------------------------------------------------
+
+
+class Content(MCPObject):
+    """A content block of any type; see the subclasses."""
+
+    __slots__ = ()
+    _repr_fields = ("type",)
+
+    @property
+    def type(self) -> str:
+        return str(self._data.get("type", ""))
+
+    @property
+    def annotations(self) -> Optional[Dict[str, Any]]:
+        return cast(Optional[Dict[str, Any]], self._data.get("annotations"))
+
+    @staticmethod
+    def parse(data: Any) -> "Content":
+        """The typed block for ``data`` (``UnknownContent`` for types this version does not know)."""
+        if not isinstance(data, dict):
+            return UnknownContent({"type": "unknown", "value": data})
+        kind = _CONTENT_TYPES.get(data.get("type"), UnknownContent)
+        return kind(data)
+
+
+class TextContent(Content):
+    __slots__ = ()
+    _repr_fields = ("text",)
+    text: _Field[str] = _Field("text", "")
+
+
+class ImageContent(Content):
+    __slots__ = ()
+    _repr_fields = ("mime_type",)
+    data: _Field[str] = _Field("data", "")
+    """Base64-encoded image bytes."""
+    mime_type: _Field[str] = _Field("mimeType", "")
+
+
+class AudioContent(Content):
+    __slots__ = ()
+    _repr_fields = ("mime_type",)
+    data: _Field[str] = _Field("data", "")
+    """Base64-encoded audio bytes."""
+    mime_type: _Field[str] = _Field("mimeType", "")
+
+
+class ResourceLink(Content):
+    __slots__ = ()
+    _repr_fields = ("uri", "name")
+    uri: _Field[str] = _Field("uri", "")
+    name: _Field[str] = _Field("name", "")
+    title: _Field[Optional[str]] = _Field("title", None)
+    description: _Field[Optional[str]] = _Field("description", None)
+    mime_type: _Field[Optional[str]] = _Field("mimeType", None)
+
+
+class ResourceContents(MCPObject):
+    """The contents of one resource: see TextResourceContents and BlobResourceContents."""
+
+    __slots__ = ()
+    _repr_fields = ("uri", "mime_type")
+    uri: _Field[str] = _Field("uri", "")
+    mime_type: _Field[Optional[str]] = _Field("mimeType", None)
+
+    @staticmethod
+    def parse(data: Any) -> "ResourceContents":
+        if isinstance(data, dict) and "blob" in data:
+            return BlobResourceContents(data)
+        if isinstance(data, dict) and "text" in data:
+            return TextResourceContents(data)
+        return ResourceContents(data if isinstance(data, dict) else {})
+
+
+class TextResourceContents(ResourceContents):
+    __slots__ = ()
+    text: _Field[str] = _Field("text", "")
+
+
+class BlobResourceContents(ResourceContents):
+    __slots__ = ()
+    blob: _Field[str] = _Field("blob", "")
+    """Base64-encoded bytes."""
+
+
+class EmbeddedResource(Content):
+    __slots__ = ()
+    _repr_fields = ("resource",)
+
+    @property
+    def resource(self) -> ResourceContents:
+        return ResourceContents.parse(self._data.get("resource"))
+
+
+class UnknownContent(Content):
+    """A content block of a type this version does not know; ``to_dict()`` has it all."""
+
+    __slots__ = ()
+
+
+_CONTENT_TYPES: Dict[Any, Type[Content]] = {
+    "text": TextContent,
+    "image": ImageContent,
+    "audio": AudioContent,
+    "resource_link": ResourceLink,
+    "resource": EmbeddedResource,
+}
+
+
+# -- tools ---------------------------------------------------------------------------
+
+
+class Tool(MCPObject):
+    """A tool the server offers."""
+
+    __slots__ = ()
+    _repr_fields = ("name", "description")
+    name: _Field[str] = _Field("name", "")
+    title: _Field[Optional[str]] = _Field("title", None)
+    description: _Field[Optional[str]] = _Field("description", None)
+    input_schema: _Field[Dict[str, Any]] = _Field("inputSchema", {"type": "object"})
+    output_schema: _Field[Optional[Dict[str, Any]]] = _Field("outputSchema", None)
+    annotations: _Field[Optional[Dict[str, Any]]] = _Field("annotations", None)
+    icons: _Field[Optional[List[Dict[str, Any]]]] = _Field("icons", None)
+    execution: _Field[Optional[Dict[str, Any]]] = _Field("execution", None)
+
+    @property
+    def required_arguments(self) -> List[str]:
+        """Names listed in the input schema's ``required``."""
+        required = self.input_schema.get("required") if isinstance(self.input_schema, dict) else None
+        return [str(r) for r in required] if isinstance(required, list) else []
+
+
+class CallToolResult(MCPObject):
+    """What a tool call returned. ``is_error`` results are returned, not raised."""
+
+    __slots__ = ()
+    _repr_fields = ("is_error", "text")
+    is_error: _Field[bool] = _Field("isError", False)
+    structured_content: _Field[Any] = _Field("structuredContent", None)
+
+    @property
+    def content(self) -> List[Content]:
+        blocks = self._data.get("content")
+        return [Content.parse(b) for b in blocks] if isinstance(blocks, list) else []
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined with newlines (empty when there are none)."""
+        return "\n".join(b.text for b in self.content if isinstance(b, TextContent))
+
+    def raise_for_error(self) -> "CallToolResult":
+        """Raise :class:`~mcpsync.ToolError` if ``is_error``; else return self (for chaining)."""
+        if self.is_error:
+            raise ToolError(f"Tool returned an error: {self.text or '(no text)'}", self)
+        return self
+
+
+# -- resources -----------------------------------------------------------------------
+
+
+class Resource(MCPObject):
+    __slots__ = ()
+    _repr_fields = ("uri", "name")
+    uri: _Field[str] = _Field("uri", "")
+    name: _Field[str] = _Field("name", "")
+    title: _Field[Optional[str]] = _Field("title", None)
+    description: _Field[Optional[str]] = _Field("description", None)
+    mime_type: _Field[Optional[str]] = _Field("mimeType", None)
+    size: _Field[Optional[int]] = _Field("size", None)
+
+
+class ResourceTemplate(MCPObject):
+    __slots__ = ()
+    _repr_fields = ("uri_template", "name")
+    uri_template: _Field[str] = _Field("uriTemplate", "")
+    name: _Field[str] = _Field("name", "")
+    title: _Field[Optional[str]] = _Field("title", None)
+    description: _Field[Optional[str]] = _Field("description", None)
+    mime_type: _Field[Optional[str]] = _Field("mimeType", None)
+
+
+class ReadResourceResult(MCPObject):
+    __slots__ = ()
+    _repr_fields = ("contents",)
+
+    @property
+    def contents(self) -> List[ResourceContents]:
+        items = self._data.get("contents")
+        return [ResourceContents.parse(c) for c in items] if isinstance(items, list) else []
+
+    @property
+    def text(self) -> str:
+        """The text contents joined with newlines."""
+        return "\n".join(c.text for c in self.contents if isinstance(c, TextResourceContents))
+
+
+# -- prompts ---------------------------------------------------------------------------
+
+
+class PromptArgument(MCPObject):
+    __slots__ = ()
+    _repr_fields = ("name", "required")
+    name: _Field[str] = _Field("name", "")
+    description: _Field[Optional[str]] = _Field("description", None)
+    required: _Field[bool] = _Field("required", False)
+
+
+class Prompt(MCPObject):
+    __slots__ = ()
+    _repr_fields = ("name", "description")
+    name: _Field[str] = _Field("name", "")
+    title: _Field[Optional[str]] = _Field("title", None)
+    description: _Field[Optional[str]] = _Field("description", None)
+
+    @property
+    def arguments(self) -> List[PromptArgument]:
+        items = self._data.get("arguments")
+        return [PromptArgument.from_dict(a) for a in items] if isinstance(items, list) else []
+
+
+class PromptMessage(MCPObject):
+    __slots__ = ()
+    _repr_fields = ("role", "content")
+    role: _Field[str] = _Field("role", "")
+
+    @property
+    def content(self) -> Content:
+        return Content.parse(self._data.get("content"))
+
+
+class GetPromptResult(MCPObject):
+    __slots__ = ()
+    _repr_fields = ("description", "messages")
+    description: _Field[Optional[str]] = _Field("description", None)
+
+    @property
+    def messages(self) -> List[PromptMessage]:
+        items = self._data.get("messages")
+        return [PromptMessage.from_dict(m) for m in items] if isinstance(items, list) else []
+
+
+class CompleteResult(MCPObject):
+    """Completion values for a prompt or resource-template argument."""
+
+    __slots__ = ()
+    _repr_fields = ("values",)
+
+    @property
+    def _completion(self) -> Dict[str, Any]:
+        value = self._data.get("completion")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def values(self) -> List[str]:
+        values = self._completion.get("values")
+        return [str(v) for v in values] if isinstance(values, list) else []
+
+    @property
+    def total(self) -> Optional[int]:
+        return cast(Optional[int], self._completion.get("total"))
+
+    @property
+    def has_more(self) -> bool:
+        return bool(self._completion.get("hasMore", False))
