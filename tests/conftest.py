@@ -1,0 +1,121 @@
+"""Shared fixtures: leak checks and helpers to run the test servers."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Callable, Iterator, List
+
+import pytest
+
+SERVERS = Path(__file__).parent / "servers"
+ROOT = Path(__file__).parent.parent
+PY = sys.executable
+
+
+def server_argv(script: str, *args: str) -> List[str]:
+    """argv that runs ``tests/servers/<script>`` with this interpreter."""
+    return [PY, str(SERVERS / script), *args]
+
+
+def _children() -> set:
+    """Pids of our live child processes (Linux /proc; empty elsewhere)."""
+    me = str(os.getpid())
+    found = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(entry))
+    return found
+
+
+def _fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 0
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves a thread, a child process or a file descriptor behind."""
+    threads_before = set(threading.enumerate())
+    children_before = _children()
+    fds_before = _fds()
+    yield
+    if request.node.get_closest_marker("allow_leaks"):
+        return
+    leaked = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    for thread in leaked:
+        thread.join(5.0)  # threads being torn down get a bounded moment to finish
+    leaked = [t.name for t in leaked if t.is_alive()]
+    children = _children() - children_before
+    fds = _fds() - fds_before
+    problems = []
+    if leaked:
+        problems.append(f"threads left running: {leaked}")
+    if children:
+        problems.append(f"child processes left running: {sorted(children)}")
+    if fds > 0:
+        problems.append(f"{fds} file descriptors left open")
+    if problems:
+        pytest.fail("Leak check failed: " + "; ".join(problems))
+
+
+class LogWatch(logging.Handler):
+    """Collects log records and lets a test wait for one (event-based, no sleeping)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: List[logging.LogRecord] = []
+        self._cond = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._cond:
+            self.records.append(record)
+            self._cond.notify_all()
+
+    def messages(self, logger_prefix: str = "") -> List[str]:
+        with self._cond:
+            return [r.getMessage() for r in self.records if r.name.startswith(logger_prefix)]
+
+    def wait_for(self, predicate: Callable[[str], bool], timeout: float = 10.0) -> str:
+        with self._cond:
+            found: List[str] = []
+
+            def check() -> bool:
+                for r in self.records:
+                    if predicate(r.getMessage()):
+                        found.append(r.getMessage())
+                        return True
+                return False
+
+            if not self._cond.wait_for(check, timeout):
+                raise AssertionError(f"no log record matched within {timeout}s; got {self.messages()[-20:]}")
+            return found[0]
+
+
+@pytest.fixture
+def logs() -> Iterator[LogWatch]:
+    """Every mcpsync log record (DEBUG and up) during the test."""
+    watch = LogWatch()
+    logger = logging.getLogger("mcpsync")
+    old_level = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(watch)
+    yield watch
+    logger.removeHandler(watch)
+    logger.setLevel(old_level)
