@@ -68,6 +68,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# One decoder, built once: json.loads with options would build a new one per call.
+_decode_text = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
 def decode(data: Union[bytes, str]) -> Any:
     """Parse one JSON text (bytes must be UTF-8).
 
@@ -75,8 +79,7 @@ def decode(data: Union[bytes, str]) -> Any:
         ProtocolError: invalid UTF-8, invalid JSON, NaN/Infinity, or nesting too deep.
     """
     try:
-        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        return json.loads(text, parse_constant=_reject_constant)
+        return _decode_text(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"Message is not valid UTF-8: {exc}") from exc
     except RecursionError as exc:

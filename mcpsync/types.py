@@ -73,8 +73,10 @@ class MCPObject:
 
     @classmethod
     def from_dict(cls: Type[M], data: Dict[str, Any]) -> M:
-        """Wrap ``data`` (a wire dict); non-dicts become an empty object."""
-        return cls(data if isinstance(data, dict) else {})
+        """Wrap ``data`` (a wire dict, which the object then owns); non-dicts become empty."""
+        obj = cls.__new__(cls)
+        obj._data = data if isinstance(data, dict) else {}
+        return obj
 
     def to_dict(self) -> Dict[str, Any]:
         """The wire dict, camelCase keys, unknown fields included (a deep copy)."""

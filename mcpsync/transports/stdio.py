@@ -85,7 +85,8 @@ class StdioTransport(Transport):
         self.shutdown_timeout = shutdown_timeout
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(self.name)}")
         self._proc: "Optional[subprocess.Popen[bytes]]" = None
-        self._write_lock = threading.Lock()
+        self._writer = _LineWriter(self._engine)
+        self._engine._send = self._writer.write  # the hot path skips the weak indirection
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._reader: Optional[threading.Thread] = None
         self._drain: Optional[threading.Thread] = None
@@ -124,6 +125,7 @@ class StdioTransport(Transport):
         except (OSError, ValueError) as exc:
             raise ConnectError(f"Cannot start MCP server {self.command!r}: {exc}") from exc
         _live.add(self)
+        self._writer.stream = self._proc.stdin
         me = weakref.ref(self)
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._reader = threading.Thread(
@@ -139,16 +141,7 @@ class StdioTransport(Transport):
         log.debug("[%s] Started %s (pid %d)", self.name, argv, self._proc.pid)
 
     def _write(self, message: JSONObject) -> None:
-        line = rpc.encode(message) + b"\n"
-        proc = self._proc
-        if proc is None or proc.stdin is None or self._engine.closed:
-            raise self._engine.closed_error()
-        with self._write_lock:
-            try:
-                proc.stdin.write(line)
-                proc.stdin.flush()
-            except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
-                raise TransportClosed(f"Transport closed: cannot write to the server: {exc}") from exc
+        self._writer.write(message)
 
     def _shutdown(self, cause: Optional[BaseException]) -> None:
         proc = self._proc
@@ -217,6 +210,29 @@ def _describe_exit(returncode: Optional[int], tail: List[str], cause: Optional[B
     if tail:
         text += "\nLast lines on the server's stderr:\n" + "\n".join("  " + line for line in tail)
     return text
+
+
+class _LineWriter:
+    """Writes one message per line to the child's stdin, one writer at a time."""
+
+    __slots__ = ("stream", "_lock", "_engine")
+
+    def __init__(self, engine: Any) -> None:
+        self.stream: Optional[IO[bytes]] = None
+        self._lock = threading.Lock()
+        self._engine = engine
+
+    def write(self, message: JSONObject) -> None:
+        line = rpc.encode(message) + b"\n"
+        stream = self.stream
+        if stream is None or self._engine.closed:
+            raise self._engine.closed_error()
+        with self._lock:
+            try:
+                stream.write(line)
+                stream.flush()
+            except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
+                raise TransportClosed(f"Transport closed: cannot write to the server: {exc}") from exc
 
 
 class _suppress:
