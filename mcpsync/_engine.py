@@ -39,12 +39,14 @@ ClosedFactory = Callable[[], TransportClosed]
 class _Waiter:
     """One pending request: an Event plus the outcome slot the reader fills."""
 
-    __slots__ = ("event", "method", "done", "result", "error", "on_progress", "progressed", "wake_on_progress")
+    __slots__ = ("event", "method", "done", "ready", "result", "error", "on_progress", "progressed",
+                 "wake_on_progress")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], wake_on_progress: bool) -> None:
         self.event = threading.Event()
         self.method = method
-        self.done = False
+        self.done = False  # an outcome is set (first one wins); guarded by the engine lock
+        self.ready = False  # the caller may take the outcome (set just before event.set())
         self.result: Any = None
         self.error: Optional[BaseException] = None
         self.on_progress = on_progress
@@ -158,7 +160,7 @@ class Engine:
         hard_stop = math.inf if max_total is None else start + max_total
         deadline = min(start + limit, hard_stop)
         while True:
-            if waiter.done:
+            if waiter.ready:
                 return self._outcome(waiter)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -168,7 +170,7 @@ class Engine:
                     f"Request timeout after {int(budget * 1000)}ms", method=waiter.method, timeout=budget
                 )
             waiter.event.wait(None if math.isinf(remaining) else remaining)
-            if waiter.done:
+            if waiter.ready:
                 return self._outcome(waiter)
             if cancel is not None and cancel.cancelled:
                 self._abandon(request_id, waiter.method, cancel.reason)
@@ -255,8 +257,8 @@ class Engine:
             return
         # With a progress callback, wake the caller through the dispatcher, so every
         # progress callback that arrived before the response has run when the call returns.
-        if waiter.on_progress is None or not self._dispatcher.submit(waiter.event.set):
-            waiter.event.set()
+        if waiter.on_progress is None or not self._dispatcher.submit(_deliver, waiter):
+            _deliver(waiter)
 
     def _on_notification(self, method: str, params: Any) -> None:
         if not isinstance(params, dict):
@@ -265,7 +267,7 @@ class Engine:
             self._route_progress(params)
         elif method == "notifications/cancelled" and params is not None:
             with self._lock:
-                token = self._incoming.get(params.get("requestId"))  # type: ignore[arg-type]
+                token = self._incoming.get(params.get("requestId"))
             if token is not None:
                 token.cancel(params.get("reason"))
         sink = self.notification_sink
@@ -366,7 +368,7 @@ class Engine:
                 waiter.done = True
             incoming = list(self._incoming.values())
         for waiter in waiters:
-            waiter.event.set()
+            _deliver(waiter)
         for token in incoming:
             token.cancel("connection closed")
 
@@ -386,6 +388,11 @@ class Engine:
             final()
         self._pool.stop(join_timeout)
         self._dispatcher.stop(join_timeout)
+
+
+def _deliver(waiter: _Waiter) -> None:
+    waiter.ready = True
+    waiter.event.set()
 
 
 def _call_progress(waiter: _Waiter, progress: float, total: Any, message: Any) -> None:

@@ -9,7 +9,7 @@ Parsing never fails on unknown fields or unknown content types.
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Generic, List, Optional, Type, TypeVar, cast, overload
+from typing import Any, Dict, Generic, List, Optional, Tuple, Type, TypeVar, cast, overload
 
 from .exceptions import ToolError
 
@@ -65,7 +65,7 @@ class MCPObject:
     """Base of every typed result: a view over a wire dict."""
 
     __slots__ = ("_data",)
-    _repr_fields: tuple[str, ...] = ()
+    _repr_fields: Tuple[str, ...] = ()
 
     def __init__(self, data: Optional[Dict[str, Any]] = None, **fields: Any) -> None:
         self._data: Dict[str, Any] = dict(data or {})
@@ -89,7 +89,7 @@ class MCPObject:
         return value if isinstance(value, dict) else None
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and cast(MCPObject, other)._data == self._data
+        return isinstance(other, MCPObject) and type(other) is type(self) and other._data == self._data
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -121,7 +121,7 @@ class Content(MCPObject):
     """A content block of any type; see the subclasses."""
 
     __slots__ = ()
-    _repr_fields = ("type",)
+    _repr_fields: Tuple[str, ...] = ("type",)
 
     @property
     def type(self) -> str:

@@ -50,10 +50,11 @@ def spawn(argv: List[str], env: Dict[str, str], cwd: Optional[str]) -> "subproce
         kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
     else:
         kwargs["start_new_session"] = True
-    return subprocess.Popen(  # noqa: S603 - argv list, never a shell
+    proc: "subprocess.Popen[bytes]" = subprocess.Popen(  # argv list, never a shell
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=env, cwd=cwd, close_fds=True, **kwargs,  # type: ignore[call-overload]
     )
+    return proc
 
 
 def _signal_group(proc: "subprocess.Popen[bytes]", sig: int) -> bool:

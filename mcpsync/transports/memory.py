@@ -11,7 +11,8 @@ import threading
 from typing import Any, Callable, List, Optional
 
 from .._engine import DEFAULT_TIMEOUT
-from .._jsonrpc import JSONObject, ProtocolError, decode, encode
+from .._jsonrpc import JSONObject, decode, encode
+from ..exceptions import ProtocolError
 from ..exceptions import TransportClosed
 from .base import Transport
 

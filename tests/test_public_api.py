@@ -1,0 +1,58 @@
+"""The public surface: a curated, sorted __all__ and a light import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import mcpsync
+
+
+def test_all_is_sorted_and_every_name_exists():
+    assert list(mcpsync.__all__) == sorted(mcpsync.__all__)
+    for name in mcpsync.__all__:
+        assert hasattr(mcpsync, name), name
+
+
+def test_all_is_pinned():
+    expected = {
+        "AudioContent", "BlobResourceContents", "CallToolResult", "CancelToken", "CapabilityError", "Client",
+        "CompleteResult", "ConnectError", "Content", "EmbeddedResource", "GetPromptResult", "HTTPStatusError",
+        "ImageContent", "Implementation", "MCPError", "MCPSyncError", "MemoryTransport", "Prompt",
+        "PromptArgument", "PromptMessage", "ProtocolError", "ReadResourceResult", "RequestCancelled",
+        "RequestTimeout", "Resource", "ResourceContents", "ResourceLink", "ResourceTemplate", "StdioTransport",
+        "TextContent", "TextResourceContents", "Tool", "ToolError", "Transport", "TransportClosed",
+        "TransportError", "UnknownContent", "UnsupportedProtocolVersion", "__version__", "connect",
+        "create_transport",
+    }
+    assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
+    assert expected - set(mcpsync.__all__) == set(), "public names removed"
+
+
+def test_version_is_a_string():
+    assert isinstance(mcpsync.__version__, str) and mcpsync.__version__
+
+
+def test_import_pulls_in_no_http_stack_and_no_asyncio():
+    code = ("import sys, mcpsync; "
+            "print(' '.join(m for m in ('requests', 'urllib3', 'sseclient', 'asyncio') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_exceptions_form_one_tree():
+    for name in ("CapabilityError", "ConnectError", "HTTPStatusError", "MCPError", "ProtocolError",
+                 "RequestCancelled", "RequestTimeout", "ToolError", "TransportClosed", "TransportError",
+                 "UnsupportedProtocolVersion"):
+        assert issubclass(getattr(mcpsync, name), mcpsync.MCPSyncError), name
+    assert issubclass(mcpsync.RequestTimeout, TimeoutError)
+
+
+def test_exceptions_pickle():
+    import pickle
+
+    for exc in (mcpsync.MCPError(-32602, "bad", {"x": 1}), mcpsync.RequestTimeout("Request timeout after 5ms"),
+                mcpsync.RequestCancelled("why"), mcpsync.TransportClosed("Transport closed", returncode=3),
+                mcpsync.UnsupportedProtocolVersion("1999-01-01", ["2025-11-25"])):
+        copy = pickle.loads(pickle.dumps(exc))
+        assert type(copy) is type(exc) and str(copy) == str(exc)
