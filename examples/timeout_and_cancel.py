@@ -39,8 +39,10 @@ def main() -> None:
 
         # 4. Ctrl-C while a call waits raises KeyboardInterrupt in your code, tells the
         #    server, and leaves the client working for the next call.
+        print("Press Ctrl-C in the next 3 seconds to interrupt a call...")
         try:
             client.call_tool("countdown", {"n": 3, "delay": 1.0})
+            print("(not interrupted)")
         except KeyboardInterrupt:
             print("interrupted; the client still works:", client.call_tool("echo", {"text": "ok"}).text)
 
