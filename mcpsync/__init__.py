@@ -16,6 +16,7 @@ import logging as _logging
 from ._version import __version__
 from .cancel import CancelToken
 from .client import Client, connect
+from .progress import ProgressBar
 from .exceptions import (
     CapabilityError,
     ConnectError,
@@ -43,15 +44,18 @@ from .types import (
     Implementation,
     Prompt,
     PromptArgument,
+    PromptList,
     PromptMessage,
     ReadResourceResult,
     Resource,
     ResourceContents,
     ResourceLink,
+    ResourceList,
     ResourceTemplate,
     TextContent,
     TextResourceContents,
     Tool,
+    ToolList,
     UnknownContent,
 )
 
@@ -73,8 +77,10 @@ __all__ = [
     "MCPError",
     "MCPSyncError",
     "MemoryTransport",
+    "ProgressBar",
     "Prompt",
     "PromptArgument",
+    "PromptList",
     "PromptMessage",
     "ProtocolError",
     "ReadResourceResult",
@@ -83,12 +89,14 @@ __all__ = [
     "Resource",
     "ResourceContents",
     "ResourceLink",
+    "ResourceList",
     "ResourceTemplate",
     "StdioTransport",
     "TextContent",
     "TextResourceContents",
     "Tool",
     "ToolError",
+    "ToolList",
     "Transport",
     "TransportClosed",
     "TransportError",

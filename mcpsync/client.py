@@ -24,8 +24,8 @@ from .exceptions import CapabilityError, MCPError, TransportClosed, UnsupportedP
 from .transports import StdioTransport, Transport, create_transport
 from .transports.base import safe_name
 from .types import (
-    CallToolResult, CompleteResult, GetPromptResult, Implementation, MCPObject, Prompt,
-    ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolResult, CompleteResult, GetPromptResult, Implementation, MCPObject, Prompt, PromptList,
+    ReadResourceResult, Resource, ResourceList, ResourceTemplate, Tool, ToolList,
 )
 
 __all__ = ["Client", "connect"]
@@ -47,6 +47,10 @@ _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
     "notifications/resources/list_changed": "resources",
     "notifications/prompts/list_changed": "prompts",
+}
+
+_RICH_LISTS: Dict[str, Callable[[List[Any]], List[Any]]] = {
+    "tools": ToolList, "resources": ResourceList, "prompts": PromptList,
 }
 
 _TRANSPORT_OPTIONS = {"env", "cwd", "inherit_env", "name", "timeout", "max_message_size",
@@ -450,14 +454,15 @@ class Client:
 
     def _cached_list(self, cache_key: str, method: str, key: str, kind: Type[O], refresh: bool,
                      **options: Any) -> List[O]:
+        rich = _RICH_LISTS[cache_key]
         cached = None if refresh else self._cache.get(cache_key)
         if cached is not None:
-            return list(cached)
+            return rich(cached)  # a fresh list: callers may mutate what they get
         items = [kind.from_dict(item) for item in self._pages(method, key, **options)]
         offered = self.server_capabilities.get(cache_key)
         if isinstance(offered, dict) and offered.get("listChanged"):
             self._cache[cache_key] = items
-        return list(items)
+        return rich(items)
 
 
 def _weakly(ref: "weakref.ref[Client]", name: str) -> Callable[..., Any]:

@@ -26,15 +26,18 @@ __all__ = [
     "MCPObject",
     "Prompt",
     "PromptArgument",
+    "PromptList",
     "PromptMessage",
     "ReadResourceResult",
     "Resource",
     "ResourceContents",
     "ResourceLink",
+    "ResourceList",
     "ResourceTemplate",
     "TextContent",
     "TextResourceContents",
     "Tool",
+    "ToolList",
     "UnknownContent",
 ]
 
@@ -102,6 +105,37 @@ class MCPObject:
             text = repr(value)
             parts.append(f"{name}={text[:60] + '...' if len(text) > 60 else text}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+class _RichList(List[M]):
+    """A plain list that also renders as a table in notebooks."""
+
+    _html: str = ""
+
+    def _repr_html_(self) -> str:
+        from . import _display
+
+        renderer = getattr(_display, self._html)
+        return str(renderer(self))
+
+
+class ToolList(_RichList["Tool"]):
+    """The list ``list_tools()`` returns: a list of Tool that shows as a table in notebooks."""
+
+    _html = "tools_html"
+
+    def _repr_markdown_(self) -> str:
+        from ._display import tools_markdown
+
+        return tools_markdown(self)
+
+
+class ResourceList(_RichList["Resource"]):
+    _html = "resources_html"
+
+
+class PromptList(_RichList["Prompt"]):
+    _html = "prompts_html"
 
 
 class Implementation(MCPObject):
@@ -266,6 +300,11 @@ class CallToolResult(MCPObject):
         """The text blocks joined with newlines (empty when there are none)."""
         return "\n".join(b.text for b in self.content if isinstance(b, TextContent))
 
+    def _repr_html_(self) -> str:
+        from ._display import call_result_html
+
+        return call_result_html(self)
+
     def raise_for_error(self) -> "CallToolResult":
         """Raise :class:`~mcpsync.ToolError` if ``is_error``; else return self (for chaining)."""
         if self.is_error:
@@ -305,6 +344,11 @@ class ReadResourceResult(MCPObject):
     def contents(self) -> List[ResourceContents]:
         items = self._data.get("contents")
         return [ResourceContents.parse(c) for c in items] if isinstance(items, list) else []
+
+    def _repr_html_(self) -> str:
+        from ._display import read_result_html
+
+        return read_result_html(self)
 
     @property
     def text(self) -> str:
@@ -350,6 +394,11 @@ class GetPromptResult(MCPObject):
     __slots__ = ()
     _repr_fields = ("description", "messages")
     description: _Field[Optional[str]] = _Field("description", None)
+
+    def _repr_html_(self) -> str:
+        from ._display import prompt_result_html
+
+        return prompt_result_html(self)
 
     @property
     def messages(self) -> List[PromptMessage]:

@@ -18,10 +18,10 @@ def test_all_is_pinned():
     expected = {
         "AudioContent", "BlobResourceContents", "CallToolResult", "CancelToken", "CapabilityError", "Client",
         "CompleteResult", "ConnectError", "Content", "EmbeddedResource", "GetPromptResult", "HTTPStatusError",
-        "ImageContent", "Implementation", "MCPError", "MCPSyncError", "MemoryTransport", "Prompt",
-        "PromptArgument", "PromptMessage", "ProtocolError", "ReadResourceResult", "RequestCancelled",
-        "RequestTimeout", "Resource", "ResourceContents", "ResourceLink", "ResourceTemplate", "StdioTransport",
-        "TextContent", "TextResourceContents", "Tool", "ToolError", "Transport", "TransportClosed",
+        "ImageContent", "Implementation", "MCPError", "MCPSyncError", "MemoryTransport", "ProgressBar", "Prompt",
+        "PromptArgument", "PromptList", "PromptMessage", "ProtocolError", "ReadResourceResult", "RequestCancelled",
+        "RequestTimeout", "Resource", "ResourceContents", "ResourceLink", "ResourceList", "ResourceTemplate", "StdioTransport",
+        "TextContent", "TextResourceContents", "Tool", "ToolError", "ToolList", "Transport", "TransportClosed",
         "TransportError", "UnknownContent", "UnsupportedProtocolVersion", "__version__", "connect",
         "create_transport",
     }
