@@ -40,7 +40,7 @@ class _Waiter:
     """One pending request: an Event plus the outcome slot the reader fills."""
 
     __slots__ = ("event", "method", "done", "ready", "result", "error", "on_progress", "progressed",
-                 "wake_on_progress")
+                 "wake_on_progress", "timeout_label")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], wake_on_progress: bool) -> None:
         self.event = threading.Event()
@@ -52,6 +52,7 @@ class _Waiter:
         self.on_progress = on_progress
         self.progressed = False
         self.wake_on_progress = wake_on_progress
+        self.timeout_label = "Request"
 
 
 class Engine:
@@ -82,6 +83,7 @@ class Engine:
         self.request_handler: Optional[RequestHandler] = None
         self.inline_handlers: Dict[str, InlineHandler] = {}
         self.notification_sink: Optional[NotificationSink] = None
+        self.notification_hook: Optional[NotificationSink] = None
         self.abandon_hook: AbandonHook = self._send_cancelled
         self.uncancellable_methods = frozenset({"initialize"})
 
@@ -139,8 +141,11 @@ class Engine:
                 params["_meta"] = meta
             if cancel is not None:
                 unregister = cancel.add_callback(lambda _reason: waiter.event.set())
-            self._send(rpc.make_request(request_id, method, params))
+            message = rpc.make_request(request_id, method, params)
+            # Count it as sent before writing: a Ctrl-C landing inside or just after the write
+            # must still tell the server (a cancel for an id it never saw is harmless).
             sent = True
+            self._send(message)
             return self._wait(request_id, waiter, timeout, cancel, max_total_timeout)
         except KeyboardInterrupt:
             if sent and not waiter.done:
@@ -167,7 +172,8 @@ class Engine:
                 budget = max_total if deadline >= hard_stop and max_total is not None else limit
                 self._abandon(request_id, waiter.method, "Request timed out")
                 raise RequestTimeout(
-                    f"Request timeout after {int(budget * 1000)}ms", method=waiter.method, timeout=budget
+                    f"{waiter.timeout_label} timeout after {round(budget * 1000)}ms", method=waiter.method,
+                    timeout=budget,
                 )
             waiter.event.wait(None if math.isinf(remaining) else remaining)
             if waiter.ready:
@@ -211,6 +217,30 @@ class Engine:
             raise self._closed()
         self._send(rpc.make_notification(method, params))
 
+    # -- per-request I/O (transports whose every request is its own exchange, e.g. HTTP) --
+
+    def fail_request(self, request_id: RequestId, error: BaseException) -> bool:
+        """Resolve one pending request with ``error`` (first outcome wins); False if none was pending.
+
+        For transports that do each request's I/O separately (an HTTP POST and
+        its response): a failure of that I/O fails only that request.
+        """
+        with self._lock:
+            waiter = self._waiters.get(request_id)
+            if waiter is None or waiter.done:
+                return False
+            waiter.error = error
+            waiter.done = True
+        _deliver(waiter)  # sets .ready before the event: callers only trust .ready
+        return True
+
+    def set_timeout_label(self, request_id: RequestId, label: str) -> None:
+        """Name what a pending request waits for in its timeout text ("<label> timeout after <ms>ms")."""
+        with self._lock:
+            waiter = self._waiters.get(request_id)
+            if waiter is not None:
+                waiter.timeout_label = label
+
     # -- incoming (reader thread) ------------------------------------------------
 
     def receive(self, message: Any) -> None:
@@ -220,8 +250,8 @@ class Engine:
             ProtocolError: ``message`` is not a JSON-RPC message (the caller logs and skips it).
         """
         if isinstance(message, list):  # a 2025-03-26 batch
-            if not message:
-                raise ProtocolError("Empty JSON-RPC batch")
+            if not message or not all(isinstance(item, dict) for item in message):
+                raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
             for item in message:
                 try:
                     self.receive(item)
@@ -263,6 +293,12 @@ class Engine:
     def _on_notification(self, method: str, params: Any) -> None:
         if not isinstance(params, dict):
             params = None
+        hook = self.notification_hook
+        if hook is not None:
+            try:
+                hook(method, params)
+            except Exception:  # internal bookkeeping; must never stop the reader
+                log.exception("[%s] Notification hook raised", self.name)
         if method == "notifications/progress" and params is not None:
             self._route_progress(params)
         elif method == "notifications/cancelled" and params is not None:

@@ -58,7 +58,7 @@ class Kernel:
             if kind == "stream":
                 result["text"].append(content["text"])
                 if until is not None:
-                    until(content["text"])
+                    until("".join(result["text"]))  # output may arrive split across messages
             elif kind in ("execute_result", "display_data"):
                 result["text"].append(content["data"].get("text/plain", ""))
             elif kind == "error":

@@ -67,7 +67,27 @@ def _signal_group(proc: "subprocess.Popen[bytes]", sig: int) -> bool:
 
 
 def _group_alive(proc: "subprocess.Popen[bytes]") -> bool:
-    return _signal_group(proc, 0)
+    """Whether any process of the child's group still runs (zombies waiting to be reaped
+    by init do not count: they are already dead)."""
+    if not _signal_group(proc, 0):
+        return False
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no /proc (macOS, BSD): trust the signal
+    group = str(proc.pid)
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # fields: state, ppid, pgrp, ...
+        if fields[2] == group and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def _wait_group(proc: "subprocess.Popen[bytes]", timeout: float) -> bool:

@@ -82,6 +82,7 @@ class Transport(abc.ABC):
         self._state_lock = threading.Lock()
         self._started = False
         self._closing = False
+        self._released = threading.Event()  # set once a close has released everything
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._closing else "not connected")
@@ -173,16 +174,37 @@ class Transport(abc.ABC):
     def set_protocol_version(self, version: str) -> None:
         """Told by the client after negotiation; HTTP transports send it as a header."""
 
+    def start_listener(self) -> None:
+        """Open a channel for messages the server sends unprompted, if this transport needs one.
+
+        A no-op here (stdio reads everything on one stream); Streamable HTTP opens its GET stream.
+        """
+
+    def fallback_for(self, error: BaseException) -> "Optional[Transport]":
+        """Another transport to try when connecting failed with ``error``, or None.
+
+        Streamable HTTP offers the legacy HTTP+SSE transport on 400, 404 or 405.
+        """
+        return None
+
+    def close_reason(self) -> "Optional[BaseException]":
+        """Once closed, the error pending and later calls get (exit code, stderr tail...); else None."""
+        return self._engine.closed_error() if self._engine.closed else None
+
     def close(self) -> None:
         """Close the connection: fail pending calls, release resources, call ``on_close`` once.
 
         Idempotent, safe from any thread, and bounded in time.
         """
         with self._state_lock:
-            if self._closing:
-                return
+            already = self._closing
             self._closing = True
-        self._shutdown(None)
+        if not already:
+            self._shutdown(None)
+        elif self._started:
+            # Closing elsewhere (the connection was lost, or another thread): return only
+            # once its resources are released, so "after close()" means what it says.
+            self._released.wait(30.0)
 
     # -- for subclasses -----------------------------------------------------------------
 
@@ -210,6 +232,9 @@ class Transport(abc.ABC):
         self._shutdown(cause)
 
     def _finish_close(self, error_factory: Callable[[], Any]) -> None:
+        """Called by ``_shutdown`` once the OS/HTTP resources are released."""
+        self._engine.fail_pending(error_factory)
+        self._released.set()
         self._engine.close(error_factory, final=self._call_on_close)
 
     def _call_on_close(self) -> None:
@@ -219,6 +244,15 @@ class Transport(abc.ABC):
                 callback()
             except Exception:
                 log.exception("[%s] on_close callback raised", self.name)
+
+    def set_notification_hook(self, hook: Optional[Callable[[str, Optional[JSONObject]], None]]) -> None:
+        """Run ``hook(method, params)`` on the reader thread as each notification arrives.
+
+        For the client's own bookkeeping that must happen before any later
+        response is seen (dropping a cached list on ``list_changed``). The hook
+        must be quick and must not block or call back into the transport.
+        """
+        self._engine.notification_hook = hook
 
     def add_notification_listener(self, listener: Callable[[str, Optional[JSONObject]], None]) -> None:
         """Also deliver every notification to ``listener`` (before ``on_notification``).

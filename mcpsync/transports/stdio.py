@@ -10,12 +10,13 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import re
 import shutil
 import subprocess
 import threading
 import warnings
 import weakref
-from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence
+from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
 
 from .. import _jsonrpc as rpc
 from .._engine import DEFAULT_TIMEOUT
@@ -23,7 +24,7 @@ from .._jsonrpc import JSONObject
 from .._workers import join_quietly
 from ..exceptions import ConnectError, ProtocolError, TransportClosed
 from . import _process
-from .base import Transport, safe_name
+from .base import Transport, safe_name, weak_method
 
 log = logging.getLogger("mcpsync.transport.stdio")
 
@@ -86,10 +87,13 @@ class StdioTransport(Transport):
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(self.name)}")
         self._proc: "Optional[subprocess.Popen[bytes]]" = None
         self._writer = _LineWriter(self._engine)
+        self._writer.explain_break = weak_method(self, "_explain_break")
         self._engine._send = self._writer.write  # the hot path skips the weak indirection
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._reader: Optional[threading.Thread] = None
         self._drain: Optional[threading.Thread] = None
+        self._watcher: Optional[threading.Thread] = None
+        self._shutting_down = threading.Event()
         self._shutdown_done = threading.Event()
         self._close_message = "Transport closed"
         self.skipped_lines = 0
@@ -136,8 +140,13 @@ class StdioTransport(Transport):
             target=_drain_stderr, args=(self._proc.stderr, self._stderr_tail, self.server_log),
             name=f"mcpsync-stdio-stderr[{self.name}]", daemon=True,
         )
+        self._watcher = threading.Thread(
+            target=_watch_exit, args=(me, self._proc, self._shutting_down, self.shutdown_timeout),
+            name=f"mcpsync-stdio-exit[{self.name}]", daemon=True,
+        )
         self._drain.start()
         self._reader.start()
+        self._watcher.start()
         log.debug("[%s] Started %s (pid %d)", self.name, argv, self._proc.pid)
 
     def _write(self, message: JSONObject) -> None:
@@ -148,6 +157,7 @@ class StdioTransport(Transport):
         if proc is None:
             self._finish_close(TransportClosed)
             return
+        self._shutting_down.set()
         on_reader = threading.current_thread() is self._reader
         if cause is None:
             # A deliberate close: fail the waiters now, not after the polite shutdown below.
@@ -159,14 +169,26 @@ class StdioTransport(Transport):
         if not on_reader:
             join_quietly(self._reader, self.shutdown_timeout)
         join_quietly(self._drain, self.shutdown_timeout)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None and not (on_reader and stream is proc.stdout):
+        join_quietly(self._watcher, self.shutdown_timeout)
+        for stream, thread in ((proc.stdout, self._reader), (proc.stderr, self._drain)):
+            # A pipe is closed here only once its thread is done with it (or is this thread);
+            # a thread still blocked on it (a process that escaped the group holds the other
+            # end) closes it itself when it ends.
+            if stream is not None and (thread is None or thread is threading.current_thread()
+                                       or not thread.is_alive()):
                 with _suppress():
                     stream.close()
         _live.discard(self)
         self._close_message = _describe_exit(proc.returncode, list(self._stderr_tail), cause)
         self._finish_close(self._closed_error)
         self._shutdown_done.set()
+
+    def _explain_break(self, exc: BaseException) -> Optional[TransportClosed]:
+        """A write failed: the server is most likely gone. Wait (bounded) for the reader to
+        see it exit, so the error can carry the exit code and stderr tail."""
+        if threading.current_thread() is not self._reader:
+            self._shutdown_done.wait(self.shutdown_timeout + 1.0)
+        return self._engine.closed_error() if self._engine.closed else None
 
     def _closed_error(self) -> TransportClosed:
         proc = self._proc
@@ -183,18 +205,21 @@ class StdioTransport(Transport):
                 self.close()
 
 
-_LAUNCHERS = ("python", "node", "uv", "uvx", "npx", "bun", "deno", "bash", "sh", "java", "ruby", "perl")
+_LAUNCHER = re.compile(r"^(python[0-9.]*|pythonw|py|node|uv|uvx|npx|bun|deno|bash|sh|java|ruby|perl)$")
 
 
 def default_name(command: str, args: Sequence[str]) -> str:
     """A readable label: the script for ``python server.py``, else the command's base name."""
     base = os.path.basename(command)
-    stem = base.lower().split(".exe")[0]
-    if stem.startswith(_LAUNCHERS):
+    stem = base.lower()[:-4] if base.lower().endswith(".exe") else base.lower()
+    if _LAUNCHER.match(stem):
+        module = False
         for arg in args:
-            if arg == "-m" or arg.startswith("-"):
-                continue
-            return os.path.splitext(os.path.basename(str(arg)))[0] or base
+            if arg == "-m":
+                module = True
+            elif not arg.startswith("-"):
+                name = str(arg).rsplit(".", 1)[-1] if module else os.path.splitext(os.path.basename(arg))[0]
+                return name or base
     return base
 
 
@@ -215,12 +240,14 @@ def _describe_exit(returncode: Optional[int], tail: List[str], cause: Optional[B
 class _LineWriter:
     """Writes one message per line to the child's stdin, one writer at a time."""
 
-    __slots__ = ("stream", "_lock", "_engine")
+    __slots__ = ("stream", "_lock", "_engine", "explain_break")
 
     def __init__(self, engine: Any) -> None:
         self.stream: Optional[IO[bytes]] = None
         self._lock = threading.Lock()
         self._engine = engine
+        # Turns a failed write into the error that says why (exit code, stderr tail).
+        self.explain_break: Optional[Callable[[BaseException], TransportClosed]] = None
 
     def write(self, message: JSONObject) -> None:
         line = rpc.encode(message) + b"\n"
@@ -232,7 +259,11 @@ class _LineWriter:
                 stream.write(line)
                 stream.flush()
             except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
-                raise TransportClosed(f"Transport closed: cannot write to the server: {exc}") from exc
+                explain = self.explain_break
+                error = explain(exc) if explain is not None else None
+                if error is None:
+                    error = TransportClosed(f"Transport closed: cannot write to the server: {exc}")
+                raise error from exc
 
 
 class _suppress:
@@ -255,14 +286,14 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", stream: IO[bytes], engine: A
     cause: Optional[BaseException] = _EndOfStream("server closed its stdout")
     try:
         while True:
-            line = stream.readline(limit + 1)
+            try:
+                line = _read_line(stream, limit)
+            except _Oversized as exc:
+                log.warning("[%s] Discarded a %d-byte line from the server: longer than max_message_size "
+                            "(%d bytes)", name, exc.size, limit)
+                continue
             if not line:
                 break
-            if len(line) > limit and not line.endswith(b"\n"):
-                dropped = len(line) + _discard_rest_of_line(stream)
-                log.warning("[%s] Discarded a %d-byte line from the server: longer than max_message_size "
-                            "(%d bytes)", name, dropped, limit)
-                continue
             if not line.strip():
                 continue
             try:
@@ -277,6 +308,47 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", stream: IO[bytes], engine: A
     transport = me()
     if transport is not None:
         transport._lost(cause)
+        del transport
+    with _suppress():
+        stream.close()  # the reader owns stdout: release the pipe as soon as reading ends
+
+
+def _read_line(stream: IO[bytes], limit: int) -> Optional[bytes]:
+    """One line (with its newline; the last may lack it), b"" at EOF, None if over ``limit``.
+
+    Reads in chunks, so a line longer than ``limit`` is never held whole: at most
+    ``limit`` bytes of it are, and then it is skipped to its end.
+    """
+    step = min(_READ_CHUNK, limit + 1)
+    first = stream.readline(step)
+    if not first or first.endswith(b"\n"):
+        if len(first) > limit + 1:
+            raise _Oversized(len(first))
+        return first  # the common case: the whole line in one chunk
+    chunks = [first]
+    size = len(first)
+    while True:
+        chunk = stream.readline(step)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit + 1:
+            chunks.clear()
+            dropped = size + _discard_rest_of_line(stream) if not chunk.endswith(b"\n") else size
+            raise _Oversized(dropped)
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    line = b"".join(chunks)
+    if len(line) > limit + 1 or (len(line) > limit and not line.endswith(b"\n")):
+        raise _Oversized(len(line))
+    return line
+
+
+class _Oversized(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
 
 
 def _discard_rest_of_line(stream: IO[bytes]) -> int:
@@ -300,6 +372,25 @@ def _drain_stderr(stream: IO[bytes], tail: Deque[str], server_log: logging.Logge
             server_log.info("%s", line)
     except (OSError, ValueError):
         return
+    finally:
+        with _suppress():
+            stream.close()
+
+
+def _watch_exit(me: "weakref.ref[StdioTransport]", proc: "subprocess.Popen[bytes]",
+                shutting_down: threading.Event, grace: float) -> None:
+    """Exit-watcher thread: notice a dead server even when its stdout stays open.
+
+    Usually the reader sees end-of-file first. But a process the server started
+    may hold the pipe open after the server died; then, after ``grace`` seconds,
+    this thread closes the transport (which ends the rest of the process group).
+    """
+    proc.wait()
+    if shutting_down.wait(grace):
+        return
+    transport = me()
+    if transport is not None:
+        transport._lost(_EndOfStream("server process exited but its stdout is still held open"))
 
 
 def _close_all_at_exit() -> None:
