@@ -12,13 +12,17 @@ Importing mcpsync loads neither asyncio nor any HTTP library.
 """
 
 import logging as _logging
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from ._version import __version__
 from .cancel import CancelToken
 from .client import Client, connect
 from .progress import ProgressBar
 from .exceptions import (
+    AuthError,
     CapabilityError,
+    ConfigError,
     ConnectError,
     HTTPStatusError,
     MCPError,
@@ -26,12 +30,24 @@ from .exceptions import (
     ProtocolError,
     RequestCancelled,
     RequestTimeout,
+    ServerNotConnected,
+    SessionExpired,
     ToolError,
     TransportClosed,
     TransportError,
+    UnknownServerError,
+    UnknownToolError,
     UnsupportedProtocolVersion,
 )
-from .transports import MemoryTransport, StdioTransport, Transport, create_transport
+from .stateless import call_mcp, parse_sse
+from .transports import (
+    MemoryTransport,
+    SSETransport,
+    StdioTransport,
+    StreamableHTTPTransport,
+    Transport,
+    create_transport,
+)
 from .types import (
     AudioContent,
     BlobResourceContents,
@@ -59,24 +75,64 @@ from .types import (
     UnknownContent,
 )
 
+if _TYPE_CHECKING:
+    from .auth import ClientCredentials, FileTokenStore, MemoryTokenStore, OAuth, TokenStore
+    from .config import ServerConfig
+    from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
+
+# The manager, config and auth modules load on first use, keeping ``import mcpsync`` light
+# (auth subclasses ``requests.auth.AuthBase``, so it imports requests).
+_LAZY = {
+    "ClientCredentials": "auth",
+    "FileTokenStore": "auth",
+    "MemoryTokenStore": "auth",
+    "OAuth": "auth",
+    "TokenStore": "auth",
+    "ManagedTool": "manager",
+    "Manager": "manager",
+    "ReconnectPolicy": "manager",
+    "ServerConfig": "config",
+    "ServerStatus": "manager",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpsync' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "AudioContent",
+    "AuthError",
     "BlobResourceContents",
     "CallToolResult",
     "CancelToken",
     "CapabilityError",
     "Client",
+    "ClientCredentials",
     "CompleteResult",
+    "ConfigError",
     "ConnectError",
     "Content",
     "EmbeddedResource",
+    "FileTokenStore",
     "GetPromptResult",
     "HTTPStatusError",
     "ImageContent",
     "Implementation",
     "MCPError",
     "MCPSyncError",
+    "ManagedTool",
+    "Manager",
+    "MemoryTokenStore",
     "MemoryTransport",
+    "OAuth",
     "ProgressBar",
     "Prompt",
     "PromptArgument",
@@ -84,6 +140,7 @@ __all__ = [
     "PromptMessage",
     "ProtocolError",
     "ReadResourceResult",
+    "ReconnectPolicy",
     "RequestCancelled",
     "RequestTimeout",
     "Resource",
@@ -91,9 +148,16 @@ __all__ = [
     "ResourceLink",
     "ResourceList",
     "ResourceTemplate",
+    "SSETransport",
+    "ServerConfig",
+    "ServerNotConnected",
+    "ServerStatus",
+    "SessionExpired",
     "StdioTransport",
+    "StreamableHTTPTransport",
     "TextContent",
     "TextResourceContents",
+    "TokenStore",
     "Tool",
     "ToolError",
     "ToolList",
@@ -101,10 +165,14 @@ __all__ = [
     "TransportClosed",
     "TransportError",
     "UnknownContent",
+    "UnknownServerError",
+    "UnknownToolError",
     "UnsupportedProtocolVersion",
     "__version__",
+    "call_mcp",
     "connect",
     "create_transport",
+    "parse_sse",
 ]
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

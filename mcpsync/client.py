@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import weakref
 from typing import (
-    Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Type, TypeVar, Union,
+    Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Type, TypeVar, Union,
 )
 
 from . import _jsonrpc as rpc
@@ -20,7 +21,7 @@ from ._pagination import paginate
 from ._version import __version__
 from ._versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS, at_least
 from .cancel import CancelToken
-from .exceptions import CapabilityError, MCPError, TransportClosed, UnsupportedProtocolVersion
+from .exceptions import CapabilityError, MCPError, SessionExpired, TransportClosed, UnsupportedProtocolVersion
 from .transports import StdioTransport, Transport, create_transport
 from .transports.base import safe_name
 from .types import (
@@ -54,7 +55,10 @@ _RICH_LISTS: Dict[str, Callable[[List[Any]], List[Any]]] = {
 }
 
 _TRANSPORT_OPTIONS = {"env", "cwd", "inherit_env", "name", "timeout", "max_message_size",
-                      "shutdown_timeout", "max_workers"}
+                      "shutdown_timeout", "max_workers",
+                      # HTTP transports
+                      "headers", "token", "auth", "verify", "cert", "proxies", "trust_env", "connect_timeout",
+                      "endpoint_timeout", "legacy_fallback", "resume_delay", "pool_size"}
 
 
 class Client:
@@ -111,8 +115,15 @@ class Client:
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
         self._handlers: Dict[str, List[NotificationHandler]] = {}
         self._cache: Dict[str, List[Any]] = {}
+        self._cache_generation = 0
         self._connected = False
         self._closed = False
+        # What a new session must restore (HTTP session expiry).
+        self._renew_lock = threading.Lock()
+        self._session_generation = 0
+        self._listening = False
+        self._subscriptions: Set[str] = set()
+        self._log_level: Optional[str] = None
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._closed else "not connected")
@@ -166,21 +177,69 @@ class Client:
         if self._connected:
             return self
         transport = self.transport
+        try:
+            self._open_and_initialize(transport, timeout)
+        except BaseException as exc:
+            # A transport may offer another to try (Streamable HTTP -> legacy HTTP+SSE).
+            alternate = transport.fallback_for(exc) if isinstance(exc, Exception) else None
+            transport.close()
+            if alternate is None:
+                raise
+            alternate.timeout = transport.timeout
+            self.transport = transport = alternate
+            try:
+                self._open_and_initialize(transport, timeout)
+            except BaseException:
+                transport.close()
+                raise
+        self._connected = True
+        if self._wants_listener():
+            self._start_listener()
+        return self
+
+    def _open_and_initialize(self, transport: Transport, timeout: Optional[float]) -> None:
         me = weakref.ref(self)
         transport.set_inline_handler("ping", lambda _params: {})
         transport.set_request_handler(_weakly(me, "_handle_server_request"))
         transport.add_notification_listener(_weakly(me, "_handle_notification"))
-        try:
-            transport.open()
-            result = transport.request("initialize", self._initialize_params(), timeout=timeout)
-            self._accept_initialize(result)
-            transport.set_protocol_version(str(self.protocol_version))
-            transport.notify("notifications/initialized")
-        except BaseException:
-            transport.close()
-            raise
-        self._connected = True
-        return self
+        transport.set_notification_hook(_weakly(me, "_invalidate_on_notification"))
+        transport.open()
+        self._initialize(timeout)
+
+    def _initialize(self, timeout: Optional[float]) -> None:
+        transport = self.transport
+        result = transport.request("initialize", self._initialize_params(), timeout=timeout)
+        self._accept_initialize(result)
+        transport.set_protocol_version(str(self.protocol_version))
+        transport.notify("notifications/initialized")
+
+    def _wants_listener(self) -> bool:
+        """Whether server-initiated messages have anywhere to go (then HTTP opens its GET stream)."""
+        if (self._handlers or self.sampling_handler or self.elicitation_handler or self.roots is not None
+                or self.logging_handler or self.transport.on_notification):
+            return True
+        # Cached lists rely on list_changed notifications to stay fresh.
+        return any(isinstance(self.server_capabilities.get(kind), dict)
+                   and self.server_capabilities[kind].get("listChanged") for kind in ("tools", "resources", "prompts"))
+
+    def _start_listener(self) -> None:
+        self._listening = True
+        self.transport.start_listener()  # a no-op on transports that need no extra channel
+
+    def _renew_session(self, generation: int, timeout: Optional[float]) -> None:
+        """The server dropped our session: run a new handshake once and restore what we had."""
+        with self._renew_lock:
+            if self._session_generation != generation:
+                return  # another thread already renewed it
+            log.info("[%s] Session expired; starting a new one", self.name)
+            self._initialize(timeout)
+            self._session_generation += 1
+            if self._listening:
+                self._start_listener()
+            for uri in sorted(self._subscriptions):
+                self.transport.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+            if self._log_level is not None:
+                self.transport.request("logging/setLevel", {"level": self._log_level}, timeout=timeout)
 
     def close(self) -> None:
         """Close the connection (and end a stdio server). Idempotent; safe from any thread."""
@@ -234,12 +293,12 @@ class Client:
         return roots
 
     def _handle_notification(self, method: str, params: Optional[JSONObject]) -> None:
-        kind = _LIST_CHANGED.get(method)
-        if kind is not None:
-            self._cache.pop(kind, None)
         if method == "notifications/message" and params is not None:
             if self.logging_handler is not None:
-                self.logging_handler(params)
+                try:
+                    self.logging_handler(params)
+                except Exception:
+                    log.exception("[%s] logging_handler raised", self.name)
             else:
                 level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
                 source = params.get("logger")
@@ -257,6 +316,8 @@ class Client:
         Returns a function that removes the handler.
         """
         self._handlers.setdefault(method, []).append(handler)
+        if self._connected and not self._closed:
+            self._start_listener()
 
         def remove() -> None:
             try:
@@ -294,12 +355,23 @@ class Client:
         """
         if not self._connected:
             raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
+        generation = self._session_generation
+        try:
+            return self.transport.request(
+                method, params, timeout=timeout, cancel=cancel, on_progress=on_progress,
+                reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+            )
+        except SessionExpired:
+            # The transport already dropped the stale session id: start a new session, retry once.
+            self._renew_session(generation, timeout)
         return self.transport.request(
             method, params, timeout=timeout, cancel=cancel, on_progress=on_progress,
             reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
         )
 
     def _require(self, capability: str, sub: Optional[str] = None, what: str = "") -> None:
+        if not self._connected:
+            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
         offered = self.server_capabilities.get(capability)
         if offered is None or (sub is not None and not (isinstance(offered, dict) and offered.get(sub))):
             needed = f"{capability}.{sub}" if sub else capability
@@ -392,12 +464,14 @@ class Client:
         """Ask for ``notifications/resources/updated`` about ``uri``."""
         self._require("resources", "subscribe", what=f"subscribe to {uri!r}")
         self.request("resources/subscribe", {"uri": uri}, timeout=timeout, cancel=cancel)
+        self._subscriptions.add(uri)  # restored if an HTTP session has to be renewed
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
                              cancel: Optional[CancelToken] = None) -> None:
         """Stop the updates :meth:`subscribe_resource` asked for."""
         self._require("resources", "subscribe", what=f"unsubscribe from {uri!r}")
         self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout, cancel=cancel)
+        self._subscriptions.discard(uri)
 
     # prompts
 
@@ -446,6 +520,7 @@ class Client:
             raise ValueError(f"Unknown log level {level!r}; expected one of {', '.join(_LOG_LEVELS)}")
         self._require("logging", what="set the log level")
         self.request("logging/setLevel", {"level": level}, timeout=timeout, cancel=cancel)
+        self._log_level = level  # restored if an HTTP session has to be renewed
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -458,11 +533,20 @@ class Client:
         cached = None if refresh else self._cache.get(cache_key)
         if cached is not None:
             return rich(cached)  # a fresh list: callers may mutate what they get
+        generation = self._cache_generation
         items = [kind.from_dict(item) for item in self._pages(method, key, **options)]
         offered = self.server_capabilities.get(cache_key)
-        if isinstance(offered, dict) and offered.get("listChanged"):
+        # Cache only if no list_changed arrived while the pages were being fetched.
+        if isinstance(offered, dict) and offered.get("listChanged") and generation == self._cache_generation:
             self._cache[cache_key] = items
         return rich(items)
+
+    def _invalidate_on_notification(self, method: str, params: Optional[JSONObject]) -> None:
+        """Reader thread: drop a cached list the moment its list_changed arrives."""
+        kind = _LIST_CHANGED.get(method)
+        if kind is not None:
+            self._cache_generation += 1
+            self._cache.pop(kind, None)
 
 
 def _weakly(ref: "weakref.ref[Client]", name: str) -> Callable[..., Any]:
@@ -489,15 +573,21 @@ def _file_uri(path: str) -> str:
     return Path(os.path.abspath(os.path.expanduser(path))).as_uri()
 
 
-Target = Union[Sequence[str], Mapping[str, Any], Transport]
+Target = Union[str, Sequence[str], Mapping[str, Any], Transport]
 
 
 def connect(target: Target, **options: Any) -> Client:
     """Start or reach a server and return a connected :class:`Client`.
 
     ``target`` is an argv list (``["python", "server.py"]``, run over stdio),
-    a server config dict (``{"command": ..., "args": [...], "env": {...},
-    "cwd": ...}``) or a :class:`~mcpsync.transports.Transport`.
+    an ``http://`` or ``https://`` URL (Streamable HTTP, falling back to the
+    legacy HTTP+SSE transport when the server answers the first POST with
+    400, 404 or 405), a server config dict (``{"command": ..., "args": [...],
+    "env": {...}, "cwd": ...}`` or ``{"type": "http", "url": ..., "headers":
+    {...}}``) or a :class:`~mcpsync.transports.Transport`.
+
+    HTTP options: ``headers``, ``token`` (bearer), ``auth`` (a requests auth
+    object), ``verify``, ``cert``, ``proxies``, ``trust_env``, ``connect_timeout``.
 
     Transport options (``env``, ``cwd``, ``inherit_env``, ``name``, ``timeout``,
     ``max_message_size``, ``shutdown_timeout``) and client options (``roots``,
@@ -512,11 +602,15 @@ def connect(target: Target, **options: Any) -> Client:
     client_options = {k: v for k, v in options.items() if k not in _TRANSPORT_OPTIONS}
     transport: Transport
     if isinstance(target, Transport):
+        if "timeout" in transport_options:  # the one option a ready transport can still take
+            client_options["timeout"] = transport_options.pop("timeout")
         if transport_options:
             raise ValueError(f"Transport options {sorted(transport_options)} do not apply to a ready transport")
         transport = target
     elif isinstance(target, Mapping):
         transport = create_transport(dict(target), **transport_options)
+    elif isinstance(target, str) and target.lower().startswith(("http://", "https://")):
+        transport = create_transport({"url": target}, **transport_options)
     elif isinstance(target, str):
         raise ValueError("Give the command as a list of arguments, e.g. ['python', 'server.py'] "
                          f"(got the string {target!r})")

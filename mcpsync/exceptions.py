@@ -5,15 +5,21 @@
     MCPSyncError                     root of everything mcpsync raises
     ├── TransportError               I/O below JSON-RPC failed
     │   ├── ConnectError             could not spawn the server or reach it
+    │   │   └── ServerNotConnected   a managed server is failed, closed or not started
     │   ├── TransportClosed          the connection is gone (text starts "Transport closed")
     │   └── HTTPStatusError          an HTTP response had a non-2xx status
+    │       └── SessionExpired       404 for a request that carried an Mcp-Session-Id
     ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
     │   └── UnsupportedProtocolVersion
     ├── RequestTimeout               also a builtin TimeoutError
     ├── RequestCancelled             the caller's CancelToken fired
     ├── MCPError                     the peer answered with a JSON-RPC error object
     ├── ToolError                    raised by CallToolResult.raise_for_error()
-    └── CapabilityError              the server did not offer what a method needs
+    ├── CapabilityError              the server did not offer what a method needs
+    ├── AuthError                    OAuth authorization failed or was refused (.error: a short code)
+    ├── ConfigError                  a server config is malformed (also a ValueError)
+    ├── UnknownServerError           no managed server has that name (also a KeyError)
+    └── UnknownToolError             no managed tool has that qualified name (also a KeyError)
 
 Foreign exceptions (``OSError``, JSON decode errors, ``requests`` errors) are
 translated into this tree at one boundary per layer and chained with ``from``.
@@ -24,7 +30,9 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 __all__ = [
+    "AuthError",
     "CapabilityError",
+    "ConfigError",
     "ConnectError",
     "HTTPStatusError",
     "MCPError",
@@ -32,9 +40,12 @@ __all__ = [
     "ProtocolError",
     "RequestCancelled",
     "RequestTimeout",
+    "ServerNotConnected",
     "ToolError",
     "TransportClosed",
     "TransportError",
+    "UnknownServerError",
+    "UnknownToolError",
     "UnsupportedProtocolVersion",
 ]
 
@@ -98,8 +109,20 @@ class HTTPStatusError(TransportError):
         return (_rebuild_http, (str(self), self.status_code, self.headers, self.body))
 
 
-def _rebuild_http(message: str, status: int, headers: dict[str, str], body: str) -> HTTPStatusError:
-    return HTTPStatusError(message, status_code=status, headers=headers, body=body)
+def _rebuild_http(message: str, status: int, headers: dict[str, str], body: str,
+                  cls: type[HTTPStatusError] = HTTPStatusError) -> HTTPStatusError:
+    return cls(message, status_code=status, headers=headers, body=body)
+
+
+class SessionExpired(HTTPStatusError):
+    """The server answered 404 to a request that carried its ``Mcp-Session-Id``: the session is gone.
+
+    The transport has already dropped the stale id; the client starts a new
+    session (a fresh ``initialize``) and retries the request once.
+    """
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_http, (str(self), self.status_code, self.headers, self.body, SessionExpired))
 
 
 class ProtocolError(MCPSyncError):
@@ -206,3 +229,117 @@ class ToolError(MCPSyncError):
 
 class CapabilityError(MCPSyncError):
     """The server did not declare the capability a method needs; nothing was sent."""
+
+
+class AuthError(MCPSyncError):
+    """OAuth authorization failed, was refused, or could not be done safely; the text says why.
+
+    The text never holds a token, an authorization code or a secret.
+
+    Attributes:
+        error: a short code: the OAuth error the authorization server sent
+            (``"access_denied"``, ``"invalid_grant"``, ...) or mcpsync's own
+            (``"resource_mismatch"``, ``"issuer_mismatch"``, ``"pkce_unsupported"``,
+            ``"insufficient_scope"``, ``"login_timeout"``, ``"discovery_failed"``, ...).
+    """
+
+    def __init__(self, message: str, *, error: str = "auth_error") -> None:
+        super().__init__(message)
+        self.error = error
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_auth, (str(self), self.error))
+
+
+def _rebuild_auth(message: str, error: str) -> AuthError:
+    return AuthError(message, error=error)
+
+
+class ServerNotConnected(ConnectError):
+    """A managed server cannot take calls: it failed, was closed, or was never started.
+
+    The text is ``MCP server not connected: <name>``, then the reason in
+    parentheses when there is one, then ``; last error: ...`` when the server
+    had one (that error is also chained as ``__cause__`` where it is known).
+
+    Attributes:
+        server: the server's name.
+        last_error: the text of the server's last error, if any.
+        reason: why no connection is expected (``"closed"``, ...), if known.
+    """
+
+    def __init__(self, server: str, last_error: Optional[str] = None, reason: Optional[str] = None) -> None:
+        text = f"MCP server not connected: {server}"
+        if reason:
+            text += f" ({reason})"
+        if last_error:
+            text += f"; last error: {last_error}"
+        super().__init__(text)
+        self.server = server
+        self.last_error = last_error
+        self.reason = reason
+
+    def __reduce__(self) -> Any:
+        return (ServerNotConnected, (self.server, self.last_error, self.reason))
+
+
+class ConfigError(MCPSyncError, ValueError):
+    """A server config (or a config file) is malformed; the text says where and why.
+
+    Attributes:
+        server: the server's name, when one server is at fault.
+        path: the config file, when known.
+    """
+
+    def __init__(self, message: str, *, server: Optional[str] = None, path: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.server = server
+        self.path = path
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_config, (str(self), self.server, self.path))
+
+
+def _rebuild_config(message: str, server: Optional[str], path: Optional[str]) -> ConfigError:
+    return ConfigError(message, server=server, path=path)
+
+
+class _LookupError(MCPSyncError, KeyError):
+    """A KeyError whose text is its message (KeyError would show the repr)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownServerError(_LookupError):
+    """No server of that name is configured in the manager.
+
+    Attributes:
+        name: the name asked for.
+    """
+
+    def __init__(self, name: str, known: Sequence[str] = ()) -> None:
+        hint = f"; configured: {', '.join(known)}" if known else "; no servers are configured"
+        super().__init__(name, f"Unknown MCP server {name!r}{hint}")
+        self.known = list(known)
+
+    def __reduce__(self) -> Any:
+        return (UnknownServerError, (self.name, self.known))
+
+
+class UnknownToolError(_LookupError):
+    """No managed tool has that qualified name (it may have gone in a refresh).
+
+    Attributes:
+        name: the qualified name asked for.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, f"Unknown MCP tool {name!r} (see Manager.tools() for the current names)")
+
+    def __reduce__(self) -> Any:
+        return (UnknownToolError, (self.name,))

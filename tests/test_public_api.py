@@ -20,10 +20,16 @@ def test_all_is_pinned():
         "CompleteResult", "ConnectError", "Content", "EmbeddedResource", "GetPromptResult", "HTTPStatusError",
         "ImageContent", "Implementation", "MCPError", "MCPSyncError", "MemoryTransport", "ProgressBar", "Prompt",
         "PromptArgument", "PromptList", "PromptMessage", "ProtocolError", "ReadResourceResult", "RequestCancelled",
-        "RequestTimeout", "Resource", "ResourceContents", "ResourceLink", "ResourceList", "ResourceTemplate", "StdioTransport",
+        "RequestTimeout", "Resource", "ResourceContents", "ResourceLink", "ResourceList", "ResourceTemplate", "SSETransport", "SessionExpired",
+        "StdioTransport", "StreamableHTTPTransport",
         "TextContent", "TextResourceContents", "Tool", "ToolError", "ToolList", "Transport", "TransportClosed",
-        "TransportError", "UnknownContent", "UnsupportedProtocolVersion", "__version__", "connect",
-        "create_transport",
+        "TransportError", "UnknownContent", "UnsupportedProtocolVersion", "__version__", "call_mcp", "connect",
+        "create_transport", "parse_sse",
+        # the manager (issue 5)
+        "ConfigError", "ManagedTool", "Manager", "ReconnectPolicy", "ServerConfig", "ServerNotConnected",
+        "ServerStatus", "UnknownServerError", "UnknownToolError",
+        # authorization (issue 6)
+        "AuthError", "ClientCredentials", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"
@@ -41,8 +47,9 @@ def test_import_pulls_in_no_http_stack_and_no_asyncio():
 
 
 def test_exceptions_form_one_tree():
-    for name in ("CapabilityError", "ConnectError", "HTTPStatusError", "MCPError", "ProtocolError",
-                 "RequestCancelled", "RequestTimeout", "ToolError", "TransportClosed", "TransportError",
+    for name in ("CapabilityError", "ConfigError", "ConnectError", "HTTPStatusError", "MCPError",
+                 "ProtocolError", "RequestCancelled", "RequestTimeout", "ServerNotConnected", "ToolError",
+                 "TransportClosed", "TransportError", "UnknownServerError", "UnknownToolError",
                  "UnsupportedProtocolVersion"):
         assert issubclass(getattr(mcpsync, name), mcpsync.MCPSyncError), name
     assert issubclass(mcpsync.RequestTimeout, TimeoutError)

@@ -1,0 +1,171 @@
+"""Server-Sent Events parsing: bytes in, events out, with last-event-id and retry tracking.
+
+An incremental parser of the ``text/event-stream`` format (WHATWG HTML §9.2),
+fed raw chunks as they arrive. Unlike a parser that only hands out events
+with data, it records the id of *every* completed event, including the
+priming events of MCP 2025-11-25 (an ``id:`` with empty ``data``), because a
+resumed stream must send that id back as ``Last-Event-ID``.
+
+Cost is linear in the input: chunks are appended to one buffer, each byte is
+scanned for a line end once, and a multi-line ``data`` field is joined once
+when its event completes. A single event larger than ``max_event_size``
+raises :class:`~mcpsync.ProtocolError` without being held whole in memory.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, List, Optional
+
+from ..exceptions import ProtocolError
+
+__all__ = ["SSEEvent", "SSEParser", "iter_events"]
+
+
+class SSEEvent:
+    """One dispatched event: ``event`` type (default ``"message"``), ``data``, ``id``, ``retry``.
+
+    ``data`` is the raw UTF-8 bytes (multi-line values joined with ``\\n``);
+    ``id`` is the stream's last event id when the event completed; ``retry``
+    is the reconnection delay in seconds the stream last asked for.
+    """
+
+    __slots__ = ("event", "data", "id", "retry")
+
+    def __init__(self, event: str, data: bytes, id: Optional[str], retry: Optional[float]) -> None:
+        self.event = event
+        self.data = data
+        self.id = id
+        self.retry = retry
+
+    def __repr__(self) -> str:
+        return f"<SSEEvent {self.event!r} id={self.id!r} {len(self.data)} bytes>"
+
+
+class SSEParser:
+    """Parses one event stream incrementally. Not thread-safe: one reader feeds it.
+
+    Attributes:
+        last_event_id: the id of the last *completed* event that set one (or
+            ``None``); an id seen in an event cut off before its blank line
+            does not count, as the SSE standard says.
+        retry: the last ``retry:`` value, in seconds (``None`` until one arrives).
+        events_seen: completed events, with or without data.
+    """
+
+    def __init__(self, max_event_size: int = 64 * 1024 * 1024) -> None:
+        self.max_event_size = max_event_size
+        self.last_event_id: Optional[str] = None
+        self.retry: Optional[float] = None
+        self.events_seen = 0
+        self._buf = bytearray()
+        self._scan = 0  # bytes of _buf already known to hold no line end
+        self._pending_cr = False  # the previous chunk ended in CR: a following LF belongs to it
+        self._data: List[bytes] = []
+        self._data_size = 0
+        self._event_type = ""
+        self._id_buffer: Optional[str] = None
+        self._dirty = False  # a field was seen since the last blank line
+
+    def resumed(self) -> "SSEParser":
+        """A parser for the next connection of the same stream: same last event id and retry."""
+        parser = SSEParser(self.max_event_size)
+        parser.last_event_id = self.last_event_id
+        parser.retry = self.retry
+        parser._id_buffer = self.last_event_id
+        return parser
+
+    def feed(self, chunk: bytes) -> List[SSEEvent]:
+        """Add the next bytes of the stream; return the events they completed.
+
+        Raises:
+            ProtocolError: one event (or one line) grew beyond ``max_event_size``.
+        """
+        if not chunk:
+            return []
+        if self._pending_cr:
+            self._pending_cr = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        if b"\r" in chunk:
+            self._pending_cr = chunk.endswith(b"\r")
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buf = self._buf
+        buf += chunk
+        events: List[SSEEvent] = []
+        start = 0
+        find = buf.find
+        while True:
+            end = find(b"\n", max(start, self._scan))
+            if end < 0:
+                break
+            self._scan = 0
+            if end == start:
+                event = self._dispatch()
+                if event is not None:
+                    events.append(event)
+            else:
+                self._line(bytes(buf[start:end]))
+            start = end + 1
+        if start:
+            del buf[:start]
+        self._scan = len(buf)
+        if len(buf) + self._data_size > self.max_event_size:
+            self._reset_event()
+            buf.clear()
+            self._scan = 0
+            raise ProtocolError(f"SSE event larger than max_message_size ({self.max_event_size} bytes)")
+        return events
+
+    def _line(self, line: bytes) -> None:
+        self._dirty = True
+        if line[:5] == b"data:":
+            value = line[6:] if line[5:6] == b" " else line[5:]
+            self._data.append(value)
+            self._data_size += len(value) + 1
+            if self._data_size > self.max_event_size:
+                self._reset_event()
+                raise ProtocolError(f"SSE event larger than max_message_size ({self.max_event_size} bytes)")
+            return
+        if line[:1] == b":":
+            return  # a comment: keep-alive
+        name, sep, raw = line.partition(b":")
+        if sep and raw[:1] == b" ":
+            raw = raw[1:]
+        if name == b"data":  # "data" with no colon: an empty data line
+            self._data.append(b"")
+            self._data_size += 1
+        elif name == b"event":
+            self._event_type = raw.decode("utf-8", errors="replace")
+        elif name == b"id":
+            if b"\0" not in raw:
+                self._id_buffer = raw.decode("utf-8", errors="replace")
+        elif name == b"retry":
+            if raw.isdigit():
+                self.retry = int(raw) / 1000.0
+
+    def _dispatch(self) -> Optional[SSEEvent]:
+        if not self._dirty:
+            return None  # consecutive blank lines
+        self.events_seen += 1
+        if self._id_buffer is not None:
+            # Committed on the blank line, data or not: priming events carry only an id.
+            self.last_event_id = self._id_buffer
+        data = self._data
+        event_type = self._event_type or "message"
+        self._reset_event()
+        payload = data[0] if len(data) == 1 else b"\n".join(data)
+        if not payload or payload.isspace():
+            return None  # e.g. a priming event: an id and empty data, nothing to parse
+        return SSEEvent(event_type, payload, self.last_event_id, self.retry)
+
+    def _reset_event(self) -> None:
+        self._data = []
+        self._data_size = 0
+        self._event_type = ""
+        self._dirty = False
+
+
+def iter_events(chunks: Iterable[bytes], parser: SSEParser) -> Iterator[SSEEvent]:
+    """Yield every event with non-empty data that ``chunks`` complete, in order."""
+    for chunk in chunks:
+        yield from parser.feed(chunk)

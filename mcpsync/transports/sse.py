@@ -1,0 +1,171 @@
+"""SSETransport: the legacy HTTP+SSE transport of protocol 2024-11-05.
+
+One long GET to the SSE URL carries everything the server sends. Its first
+event, ``endpoint``, names the URL every client message is POSTed to; the
+POST answers carry nothing (responses arrive on the stream). A reader thread
+owns the stream; the caller only parks on its Event. Losing the stream closes
+the transport: pending calls fail with ``Transport closed`` and ``on_close``
+runs once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any, Dict, Optional
+from urllib.parse import urljoin
+
+from .. import _jsonrpc as rpc
+from .._jsonrpc import JSONObject
+from ..exceptions import ConnectError, ProtocolError, TransportError
+from ._http import (
+    Exchange, HTTPTransportBase, display_url, iter_chunks, media_type, origin, read_body, status_error,
+)
+from ._sse import SSEParser, iter_events
+
+if TYPE_CHECKING:  # pragma: no cover
+    import requests
+
+__all__ = ["SSETransport"]
+
+log = logging.getLogger("mcpsync.transport.sse")
+
+
+class SSETransport(HTTPTransportBase):
+    """Speaks the legacy (2024-11-05) HTTP+SSE transport to the SSE endpoint ``url``.
+
+    ::
+
+        with mcpsync.Client(SSETransport("http://localhost:8000/sse")) as client:
+            print(client.list_tools())
+
+    Takes the options of :class:`StreamableHTTPTransport` (headers, token,
+    auth, verify, cert, proxies, timeouts, max_message_size), plus:
+
+    Args:
+        endpoint_timeout: seconds to wait for the ``endpoint`` event on open.
+
+    The endpoint must be on the SSE URL's origin (scheme, host and port);
+    another origin is refused, so no message, and no credential, goes
+    anywhere the user did not point the client at.
+
+    Thread safety: see :class:`~mcpsync.transports.Transport`.
+    """
+
+    kind = "sse"
+
+    def __init__(self, url: str, *, endpoint_timeout: float = 10.0, **options: Any) -> None:
+        super().__init__(url, **options)
+        self.endpoint_timeout = endpoint_timeout
+        self.endpoint: Optional[str] = None
+        self._endpoint_ready = threading.Event()
+        self._open_error: Optional[BaseException] = None
+        self._reader: Optional[threading.Thread] = None
+        self._stream = Exchange("stream")
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        super()._open()
+        self._track(self._stream)
+        self._reader = threading.Thread(target=self._read, name=f"mcpsync-sse-reader[{self.name}]", daemon=True)
+        self._reader.start()
+        arrived = self._endpoint_ready.wait(self.endpoint_timeout)
+        error = self._open_error
+        if arrived and error is None and self.endpoint is not None:
+            log.debug("[%s] Endpoint: %s", self.name, display_url(self.endpoint))
+            return
+        if error is None:
+            error = ConnectError(f"No endpoint event from {display_url(self.url)} within "
+                                 f"{self.endpoint_timeout:g}s: is this an MCP HTTP+SSE endpoint?")
+        self._release_resources()
+        raise error
+
+    def _join_threads(self) -> None:
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(self.shutdown_timeout)
+
+    # -- the stream (reader thread) ------------------------------------------------------------
+
+    def _read(self) -> None:
+        cause: BaseException = TransportError("the server closed the SSE stream")
+        try:
+            self._consume()
+        except BaseException as exc:
+            cause = self._translated(exc)
+        if not self._endpoint_ready.is_set():
+            self._open_error = cause
+            self._endpoint_ready.set()
+            return
+        if self._stop.is_set():
+            return
+        log.info("[%s] SSE stream lost: %s", self.name, cause)
+        self._lost(cause)
+
+    def _consume(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        headers = {"Accept": "text/event-stream", **self.headers}
+        with self._stream.running():
+            response = session.get(self.url, headers=headers, stream=True, timeout=(self.connect_timeout, None))
+        try:
+            if not 200 <= response.status_code < 300:
+                raise status_error(response)
+            if media_type(response) != "text/event-stream":
+                raise ConnectError(f"{display_url(self.url)} answered with Content-Type "
+                                   f"{media_type(response)!r}, not an event stream")
+            parser = SSEParser(self.max_message_size)
+            for event in iter_events(iter_chunks(response), parser):
+                if event.event == "endpoint":
+                    if self.endpoint is None:
+                        self._accept_endpoint(event.data)
+                    continue
+                if event.event != "message":
+                    log.debug("[%s] Ignoring SSE event %r", self.name, event.event)
+                    continue
+                try:
+                    self._feed_checked(event.data, "SSE data from the server")
+                except ProtocolError as exc:
+                    self._report(exc)
+        finally:
+            self._stream.release()
+            response.close()
+
+    def _accept_endpoint(self, data: bytes) -> None:
+        text = data.decode("utf-8", errors="replace").strip()
+        resolved = urljoin(self.url, text)
+        if origin(resolved) != origin(self.url):
+            raise ConnectError(f"Refusing the endpoint {display_url(resolved)}: it is on another origin than "
+                               f"{display_url(self.url)}")
+        self.endpoint = resolved
+        self._endpoint_ready.set()
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _post(self, message: JSONObject, exchange: Exchange) -> "requests.Response":
+        session, endpoint = self._session, self.endpoint
+        if session is None or endpoint is None:
+            raise self._engine.closed_error()
+        headers: Dict[str, str] = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                                   **self.headers}
+        with exchange.running():
+            return session.post(endpoint, data=rpc.encode(message), headers=headers, stream=True,
+                                timeout=(self.connect_timeout, None))
+
+    def _post_message(self, message: JSONObject, exchange: Exchange) -> None:
+        response = self._post(message, exchange)
+        try:
+            if not 200 <= response.status_code < 300:
+                raise status_error(response)
+            try:
+                read_body(response, self.max_message_size, "The answer to a POST")
+            except Exception:  # the answer travels on the stream; this body is only an acknowledgement
+                pass
+        finally:
+            exchange.release()
+            response.close()
+
+    def _request_exchange(self, message: JSONObject, exchange: Exchange) -> None:
+        self._post_message(message, exchange)  # the response arrives on the stream

@@ -1,0 +1,435 @@
+"""StreamableHTTPTransport: an MCP server behind one HTTP endpoint (protocol 2025-03-26 and later).
+
+Every message is a POST to the endpoint. A request's answer comes back as one
+JSON body or as an SSE stream (notifications and server requests first, then
+the response), read by a pool thread that feeds the engine; the caller only
+parks on its Event. Answers to server requests are POSTed back. An optional
+GET stream (:meth:`StreamableHTTPTransport.start_listener`) carries
+server-initiated messages.
+
+Sessions: the ``Mcp-Session-Id`` a response carries is sent on every later
+request; after the handshake the negotiated ``MCP-Protocol-Version`` is sent
+too. A 404 on a request that carried a session id raises
+:class:`~mcpsync.SessionExpired` (the session id is dropped first, so the
+client's new ``initialize`` goes out without it).
+
+Resumability (2025-11-25): when a POST's stream ends before its response,
+the transport waits exactly the stream's ``retry`` delay and reconnects with
+GET and ``Last-Event-ID`` until the response arrives or the caller stops
+waiting; the request is never POSTed twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+from .. import _jsonrpc as rpc
+from .._jsonrpc import JSONObject
+from ..exceptions import HTTPStatusError, MCPSyncError, ProtocolError, SessionExpired
+from ._http import (
+    Exchange, HTTPTransportBase, answers, display_url, iter_chunks, media_type, read_body, status_error,
+)
+from ._sse import SSEParser, iter_events
+from .base import Transport
+
+if TYPE_CHECKING:  # pragma: no cover
+    import requests
+
+__all__ = ["StreamableHTTPTransport"]
+
+log = logging.getLogger("mcpsync.transport.http")
+
+_POST_ACCEPT = "application/json, text/event-stream"
+_SSE = "text/event-stream"
+_FALLBACK_STATUSES = (400, 404, 405)
+_DRAIN_TIMEOUT = 0.25
+
+
+class StreamableHTTPTransport(HTTPTransportBase):
+    """Speaks MCP Streamable HTTP to ``url``.
+
+    ::
+
+        transport = StreamableHTTPTransport("https://example.com/mcp", token="...")
+        with mcpsync.Client(transport) as client:
+            print(client.list_tools())
+
+    Args:
+        url: the MCP endpoint (``http://`` or ``https://``).
+        headers: extra headers for every request; they may override the defaults.
+        token: a bearer token, sent as ``Authorization: Bearer <token>``.
+        auth: any ``requests`` auth object (``requests.auth.AuthBase``, a tuple).
+        verify: TLS verification: True (the default), False, or a CA bundle path.
+        cert: a client certificate (path, or (cert, key) pair).
+        proxies: explicit proxies; by default they come from the environment.
+        trust_env: read proxies, ``.netrc`` and CA settings from the environment.
+        name: a label for logs and threads (default: the URL's host and port).
+        timeout: default per-request timeout in seconds (also bounds notifications).
+        connect_timeout: seconds to establish a connection.
+        max_message_size: largest JSON body or SSE event accepted, in bytes.
+        resume_delay: seconds to wait before resuming a broken stream when the
+            server sent no ``retry`` (its ``retry`` always wins).
+        listener_backoff: first and longest delay, in seconds, between GET
+            listener reconnections when the server gives no ``retry``.
+        legacy_fallback: offer the legacy HTTP+SSE transport when the first POST
+            is answered 400, 404 or 405 (see :meth:`fallback_for`).
+        endpoint_timeout: for that fallback: seconds to wait for its ``endpoint`` event.
+
+    Thread safety: see :class:`~mcpsync.transports.Transport`.
+    """
+
+    kind = "streamable-http"
+
+    def __init__(self, url: str, *, resume_delay: float = 1.0, listener_backoff: "tuple[float, float]" = (0.5, 30.0),
+                 legacy_fallback: bool = False, endpoint_timeout: float = 10.0, **options: Any) -> None:
+        super().__init__(url, **options)
+        self.endpoint_timeout = endpoint_timeout
+        self.resume_delay = resume_delay
+        self.listener_backoff = listener_backoff
+        self.legacy_fallback = legacy_fallback
+        self._session_id: Optional[str] = None
+        self._protocol_version: Optional[str] = None
+        self._first_refused = False
+        self._listener: Optional[threading.Thread] = None
+        self._listener_exchange: Optional[Exchange] = None
+        self._listener_disabled = False
+        self._templates: "Optional[tuple[Any, requests.PreparedRequest]]" = None
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The server's ``Mcp-Session-Id``, once it gave one."""
+        return self._session_id
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The version sent as ``MCP-Protocol-Version`` (set by the client after the handshake)."""
+        return self._protocol_version
+
+    @property
+    def listening(self) -> bool:
+        """True while the GET listener thread runs."""
+        thread = self._listener
+        return thread is not None and thread.is_alive()
+
+    def set_protocol_version(self, version: str) -> None:
+        with self._lock:
+            self._protocol_version = version
+
+    # -- headers and session ---------------------------------------------------------------
+
+    def _headers(self, accept: str, post: bool = False) -> Dict[str, str]:
+        headers = {"Accept": accept, "Content-Type": "application/json"} if post else {"Accept": accept}
+        headers.update(self.headers)
+        session_id, version = self._session_id, self._protocol_version
+        if session_id is not None:
+            headers["Mcp-Session-Id"] = session_id
+        if version is not None:
+            headers["MCP-Protocol-Version"] = version
+        return headers
+
+    def _note(self, response: "requests.Response", sent: Optional[str]) -> None:
+        """Remember the session id a response gives, and turn a bad status into an exception."""
+        session_id = response.headers.get("Mcp-Session-Id")
+        if session_id and session_id != sent:
+            with self._lock:
+                if self._session_id == sent:  # a late answer from an expired session changes nothing
+                    self._session_id = session_id
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        if status == 404 and sent is not None:
+            with self._lock:
+                if self._session_id == sent:
+                    self._session_id = None
+                    self._protocol_version = None
+            raise status_error(response, cls=SessionExpired)
+        if sent is None and self._protocol_version is None and status in _FALLBACK_STATUSES:
+            self._first_refused = True
+        raise status_error(response)
+
+    def _post(self, body: bytes, headers: Dict[str, str], exchange: Exchange) -> "requests.Response":
+        session = self._session
+        if session is None:
+            raise self._engine.closed_error()
+        with exchange.running():
+            if session.auth is None and not session.cookies:
+                # The hot path: copy a request prepared once for these headers. Preparing one
+                # per call (merging settings, cookies, headers) costs more CPU than the round trip.
+                prepared = self._template(headers, session).copy()
+                prepared.prepare_body(body, None)
+                return session.send(prepared, stream=True, timeout=(self.connect_timeout, None),
+                                    proxies=session.proxies)
+            # An auth object may sign each request, and cookies may change: the full path.
+            return session.post(self.url, data=body, headers=headers, stream=True,
+                                timeout=(self.connect_timeout, None))
+
+    def _template(self, headers: Dict[str, str], session: "requests.Session") -> "requests.PreparedRequest":
+        key = tuple(headers.items())
+        cached = self._templates
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        import requests
+
+        template = session.prepare_request(requests.Request("POST", self.url, headers=headers))
+        self._templates = (key, template)
+        return template
+
+    def _get(self, headers: Dict[str, str], exchange: Exchange) -> "requests.Response":
+        session = self._session
+        if session is None:
+            raise self._engine.closed_error()
+        with exchange.running():
+            return session.get(self.url, headers=headers, stream=True, timeout=(self.connect_timeout, None))
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _request_exchange(self, message: JSONObject, exchange: Exchange) -> None:
+        request_id = message["id"]
+        headers = self._headers(_POST_ACCEPT, post=True)
+        sent = headers.get("Mcp-Session-Id")
+        response = self._post(rpc.encode(message), headers, exchange)
+        parser = SSEParser(self.max_message_size)
+        try:
+            self._note(response, sent)
+            kind = media_type(response)
+            if kind == _SSE:
+                self._engine.set_timeout_label(request_id, "SSE response")
+                if self._read_stream(response, parser, exchange, request_id):
+                    return
+            elif kind == "application/json":
+                data = read_body(response, self.max_message_size, f"The JSON response to request {request_id}")
+                if data.strip():
+                    reply = self._feed_checked(data, f"JSON in the response to request {request_id}")
+                    if answers(reply, request_id):
+                        return
+                raise ProtocolError(f"No response received for request ID {request_id}")
+            else:
+                data = read_body(response, self.max_message_size, f"The response to request {request_id}")
+                if not data.strip():
+                    raise ProtocolError(f"No response received for request ID {request_id}")
+                raise ProtocolError(f"Unexpected Content-Type {kind!r} in the response to request {request_id}")
+        finally:
+            exchange.release()
+            response.close()
+        self._resume(parser, exchange, request_id)
+
+    def _read_stream(self, response: "requests.Response", parser: SSEParser, exchange: Exchange,
+                     request_id: Any) -> bool:
+        """Feed the stream's messages to the engine until ``request_id`` is answered (True) or it ends."""
+        what = f"SSE data in the response to request {request_id}"
+        try:
+            for event in iter_events(iter_chunks(response), parser):
+                if event.event != "message":
+                    log.debug("[%s] Ignoring SSE event %r", self.name, event.event)
+                    continue
+                if answers(self._feed_checked(event.data, what), request_id):
+                    self._drain(response, exchange)
+                    return True
+                if exchange.aborted.is_set():
+                    return True
+        except MCPSyncError:
+            raise
+        except Exception as exc:  # a dropped connection: like an early end, maybe resumable
+            if exchange.aborted.is_set() or self._stop.is_set():
+                return True
+            log.debug("[%s] Stream for request %r broke: %r", self.name, request_id, exc)
+        return exchange.aborted.is_set()
+
+    def _drain(self, response: "requests.Response", exchange: Exchange) -> None:
+        """Read the few bytes that end a finished stream, so its connection can be reused."""
+        sock = exchange.socket()
+        if sock is None:
+            return
+        deadline = time.monotonic() + _DRAIN_TIMEOUT
+        try:
+            previous = sock.gettimeout()
+            sock.settimeout(_DRAIN_TIMEOUT)
+            try:
+                for _ in iter_chunks(response):
+                    if time.monotonic() > deadline:
+                        return  # the server keeps talking: close this connection instead
+            finally:
+                sock.settimeout(previous)
+        except Exception:  # a stream that stays open: its connection is closed instead
+            pass
+
+    def _resume(self, parser: SSEParser, exchange: Exchange, request_id: Any) -> None:
+        """The stream ended before the response: GET with Last-Event-ID after ``retry``, until answered."""
+        while parser.last_event_id is not None:
+            delay = parser.retry if parser.retry is not None else self.resume_delay
+            if exchange.aborted.wait(delay) or self._stop.is_set():
+                return
+            headers = self._headers(_SSE)
+            headers["Last-Event-ID"] = parser.last_event_id
+            sent = headers.get("Mcp-Session-Id")
+            log.debug("[%s] Resuming the stream of request %r after event %r", self.name, request_id,
+                      parser.last_event_id)
+            response = self._get(headers, exchange)
+            try:
+                self._note(response, sent)
+                if media_type(response) != _SSE:
+                    raise ProtocolError(f"Resuming the stream of request {request_id}: expected an event stream, "
+                                        f"got Content-Type {media_type(response)!r}")
+                parser = parser.resumed()
+                if self._read_stream(response, parser, exchange, request_id):
+                    return
+            finally:
+                exchange.release()
+                response.close()
+        raise ProtocolError(f"No response received for request ID {request_id}")
+
+    # -- notifications and replies ---------------------------------------------------------------
+
+    def _post_message(self, message: JSONObject, exchange: Exchange) -> None:
+        headers = self._headers(_POST_ACCEPT, post=True)
+        sent = headers.get("Mcp-Session-Id")
+        response = self._post(rpc.encode(message), headers, exchange)
+        try:
+            self._note(response, sent)
+            try:
+                read_body(response, self.max_message_size, "The answer to a notification")
+            except Exception:  # a body we do not need; the status said yes
+                pass
+        finally:
+            exchange.release()
+            response.close()
+
+    # -- the GET listener -------------------------------------------------------------------------
+
+    def start_listener(self, wait: float = 5.0) -> None:
+        """Open the GET stream for server-initiated messages (idempotent).
+
+        Returns once the server has answered the GET (at most ``wait``
+        seconds), so messages the server sends after that are not missed; the
+        stream itself is read by a background thread. A 405 answer means the
+        server offers none: the listener then stays off quietly. A dropped
+        stream is reopened with backoff (the server's ``retry`` wins) and
+        ``Last-Event-ID``. Errors go to ``on_error``.
+        """
+        with self._lock:
+            if self._listener_disabled or self._stop.is_set() or not self._started:
+                return
+            if self._listener is not None and self._listener.is_alive():
+                return
+            exchange = Exchange("listener")
+            self._exchanges[id(exchange)] = exchange
+            self._listener_exchange = exchange
+            answered = threading.Event()
+            thread = threading.Thread(target=self._listen, args=(exchange, answered),
+                                      name=f"mcpsync-http-listener[{self.name}]", daemon=True)
+            self._listener = thread
+        thread.start()
+        answered.wait(wait)
+
+    def _listen(self, exchange: Exchange, answered: threading.Event) -> None:
+        parser = SSEParser(self.max_message_size)
+        failures = 0
+        first, longest = self.listener_backoff
+        try:
+            while not (self._stop.is_set() or exchange.aborted.is_set()):
+                delivered = self._listen_once(exchange, parser, answered)
+                answered.set()
+                if delivered is None:
+                    return
+                parser = delivered[1]
+                failures = 0 if delivered[0] else failures + 1
+                delay = parser.retry if parser.retry is not None else min(longest, first * 2 ** min(failures, 10))
+                if exchange.aborted.wait(max(delay, 0.01)):  # "retry: 0" must not become a busy loop
+                    return
+        finally:
+            answered.set()
+            self._untrack(exchange)
+
+    def _listen_once(self, exchange: Exchange, parser: SSEParser,
+                     answered: threading.Event) -> "Optional[tuple[bool, SSEParser]]":
+        """One GET stream; returns (got events, parser) to go on, or None to stop listening."""
+        headers = self._headers(_SSE)
+        if parser.last_event_id is not None:
+            headers["Last-Event-ID"] = parser.last_event_id
+        sent = headers.get("Mcp-Session-Id")
+        got_events = False
+        try:
+            response = self._get(headers, exchange)
+            answered.set()
+            try:
+                if response.status_code == 405:
+                    log.debug("[%s] The server offers no GET stream (405); not listening", self.name)
+                    self._listener_disabled = True
+                    return None
+                try:
+                    self._note(response, sent)
+                except SessionExpired:
+                    log.info("[%s] Session expired; the listener stops until the client reconnects", self.name)
+                    return None
+                if media_type(response) != _SSE:
+                    raise ProtocolError(f"The GET stream answered with Content-Type {media_type(response)!r}, "
+                                        "not an event stream")
+                parser = parser.resumed()
+                for event in iter_events(iter_chunks(response), parser):
+                    got_events = True
+                    if event.event != "message":
+                        continue
+                    try:
+                        self._feed_checked(event.data, "SSE data on the listener stream")
+                    except ProtocolError as exc:
+                        self._report(exc)
+            finally:
+                exchange.release()
+                response.close()
+        except (HTTPStatusError, ProtocolError) as exc:
+            if not (self._stop.is_set() or exchange.aborted.is_set()):
+                self._report(exc)
+        except Exception as exc:
+            if self._stop.is_set() or exchange.aborted.is_set():
+                return None
+            log.info("[%s] Listener stream dropped: %s; reconnecting", self.name, self._translated(exc))
+        return got_events or parser.events_seen > 0, parser
+
+    # -- closing ----------------------------------------------------------------------------------
+
+    def _before_shutdown(self, cause: Optional[BaseException]) -> None:
+        listener = self._listener_exchange
+        if listener is not None:
+            listener.abort()
+        session, session_id = self._session, self._session_id
+        if cause is not None or session is None or session_id is None:
+            return
+        try:  # on the closing thread, bounded by shutdown_timeout
+            response = session.delete(self.url, headers=self._headers(_POST_ACCEPT),
+                                      timeout=(min(self.connect_timeout, self.shutdown_timeout),
+                                               self.shutdown_timeout))
+            response.close()
+            log.debug("[%s] DELETE of the session answered %d", self.name, response.status_code)
+        except Exception as exc:  # 405, gone, unreachable: the session ends anyway
+            log.debug("[%s] DELETE of the session failed: %s", self.name, exc)
+
+    def _join_threads(self) -> None:
+        thread = self._listener
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(self.shutdown_timeout)
+
+    # -- the fallback -------------------------------------------------------------------------------
+
+    def fallback_for(self, error: BaseException) -> Optional[Transport]:
+        """After a failed handshake: the legacy HTTP+SSE transport to try instead, or None.
+
+        Offered only with ``legacy_fallback=True`` when the very first POST
+        was answered 400, 404 or 405 (never for 401 or 403, which are about
+        credentials). The new transport takes over this one's options and
+        callbacks; ``on_close`` and ``on_error`` are moved, not shared.
+        """
+        if not (self.legacy_fallback and self._first_refused and isinstance(error, HTTPStatusError)
+                and not isinstance(error, SessionExpired) and error.status_code in _FALLBACK_STATUSES):
+            return None
+        from .sse import SSETransport
+
+        log.info("[%s] %s answered %d to the first POST; trying the legacy HTTP+SSE transport",
+                 self.name, display_url(self.url), error.status_code)
+        alternate = SSETransport(self.url, endpoint_timeout=self.endpoint_timeout, **self._options)
+        alternate.on_notification = self.on_notification
+        alternate.on_error, self.on_error = self.on_error, None
+        alternate.on_close, self.on_close = self.on_close, None
+        return alternate

@@ -1,0 +1,150 @@
+"""Fixtures for the HTTP tests: real servers on 127.0.0.1 ephemeral ports, started and stopped cleanly.
+
+* :class:`UvicornThread` serves an ASGI app (the official SDK's apps) with
+  uvicorn in a background thread; the bound port is read from its sockets.
+* The stdlib misbehaving server (``tests/servers/http_misbehaving.py``) runs
+  per test.
+
+Module-scoped uvicorn servers start before a test's leak snapshot (pytest sets
+up wider-scoped fixtures first), and the per-test fixture waits, on teardown,
+until the server has closed every connection the test opened, so the
+``no_leaks`` check sees neither the server's threads nor its sockets.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "servers"))
+
+import http_sdk_server  # noqa: E402
+
+
+class UvicornThread:
+    """One ASGI app served by uvicorn on 127.0.0.1:<ephemeral> in a daemon thread."""
+
+    def __init__(self, app: Any, name: str = "uvicorn") -> None:
+        import uvicorn
+
+        started = threading.Event()
+
+        class Server(uvicorn.Server):
+            async def startup(self, sockets: Any = None) -> None:
+                await super().startup(sockets=sockets)
+                started.set()
+
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on",
+                                timeout_graceful_shutdown=1, ws="none")
+        self.server = Server(config)
+        self._started = started
+        self.thread = threading.Thread(target=self.server.run, name=f"test-{name}", daemon=True)
+        self.port = 0
+
+    def start(self) -> "UvicornThread":
+        self.thread.start()
+        if not self._started.wait(15):
+            raise RuntimeError("uvicorn did not start")
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def url(self, path: str = "") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def connections(self) -> int:
+        return len(self.server.server_state.connections)
+
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        """Block until the server holds no connection (our client closed them all)."""
+        deadline = time.monotonic() + timeout
+        pause = threading.Event()
+        while self.connections() and time.monotonic() < deadline:
+            pause.wait(0.01)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
+
+
+class SDKServer:
+    """The official-SDK test server in one mode, as a test sees it."""
+
+    def __init__(self, mode: str, served: UvicornThread) -> None:
+        self.mode = mode
+        self.served = served
+        self.url = served.url(http_sdk_server.url_path(mode))
+
+    @property
+    def legacy(self) -> bool:
+        return self.mode == "legacy-sse"
+
+
+_servers: dict = {}
+
+
+def sdk_server_for(mode: str) -> SDKServer:
+    if mode not in _servers:
+        _servers[mode] = UvicornThread(http_sdk_server.make_app(mode), name=mode).start()
+    return SDKServer(mode, _servers[mode])
+
+
+def stop_sdk_servers() -> None:
+    for served in _servers.values():
+        served.stop()
+    _servers.clear()
+
+
+@pytest.fixture(scope="session")
+def _sdk_servers() -> Iterator[Any]:
+    """Every mode's server, started (and warmed up) before any test's leak snapshot."""
+    for mode in http_sdk_server.MODES:
+        sdk_server_for(mode)
+    yield sdk_server_for
+    stop_sdk_servers()
+
+
+def make_sdk_fixture(*modes: str) -> Any:
+    """A function-scoped, mode-parametrised fixture: the SDK server, waited idle after the test."""
+
+    @pytest.fixture(params=modes)
+    def fixture(request: pytest.FixtureRequest, _sdk_servers: Any) -> Iterator[SDKServer]:
+        server = _sdk_servers(request.param)
+        yield server
+        server.served.wait_idle()
+
+    return fixture
+
+
+def misbehaving(**options: Any) -> Any:
+    from http_misbehaving import MisbehavingServer
+
+    return MisbehavingServer(**options)
+
+
+def find_thread(prefix: str) -> Optional[threading.Thread]:
+    for thread in threading.enumerate():
+        if thread.name.startswith(prefix):
+            return thread
+    return None
+
+
+@pytest.fixture
+def mis() -> Iterator[Any]:
+    """A factory of misbehaving stdlib HTTP servers, all stopped after the test."""
+    from http_misbehaving import MisbehavingServer
+
+    servers: list = []
+
+    def make(**options: Any) -> Any:
+        server = MisbehavingServer(**options).start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
