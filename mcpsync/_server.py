@@ -1,0 +1,459 @@
+"""One managed server: its connection attempts, status, tool fetching and reconnects.
+
+A :class:`ManagedServer` belongs to a :class:`~mcpsync.Manager` (its *host*)
+and shares the host's lock and condition, so a state change and the matching
+change of the host's tool index happen together. Blocking work (spawning,
+the handshake, ``tools/list``, closing) always runs outside that lock, on the
+host's scheduler threads or on the caller's thread.
+
+Every connection attempt carries a generation number. Closing, removing or
+forcing a reconnect bumps the generation, so an attempt that finishes late
+sees it is stale and closes its own client: no process or socket is orphaned.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import random
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Deque, Dict, List, Optional, Protocol
+
+from .cancel import CancelToken
+from .client import Client
+from .config import ServerConfig
+from .exceptions import (
+    CapabilityError, ConfigError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
+)
+from .transports import create_transport
+from .types import Tool
+
+log = logging.getLogger("mcpsync.manager")
+
+IDLE = "idle"
+CONNECTING = "connecting"
+CONNECTED = "connected"
+DEFERRED = "deferred"
+FAILED = "failed"
+RECONNECTING = "reconnecting"
+CLOSED = "closed"
+#: States in which a call waits for the connection instead of failing.
+WAITING = frozenset({CONNECTING, DEFERRED, RECONNECTING})
+
+
+@dataclass(frozen=True)
+class ReconnectPolicy:
+    """How a server whose connection closed unexpectedly is reconnected.
+
+    Attempt *n* (from 0) of a burst starts after
+    ``min(max_delay, initial_delay * multiplier**n)`` seconds, changed at random
+    by up to ``jitter`` (a fraction) either way. When ``max_attempts`` attempts
+    have started within ``window`` seconds, the server is marked failed instead;
+    this also stops a server that crashes again right after each reconnect.
+    ``ReconnectPolicy(enabled=False)`` (or ``Manager(reconnect=False)``) turns
+    reconnecting off.
+    """
+
+    enabled: bool = True
+    initial_delay: float = 0.5
+    max_delay: float = 30.0
+    multiplier: float = 2.0
+    jitter: float = 0.25
+    max_attempts: int = 5
+    window: float = 60.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before attempt number ``attempt`` (0 for the first) of a burst."""
+        base = min(self.max_delay, self.initial_delay * self.multiplier ** min(attempt, 64))
+        return max(0.0, base * (1.0 + random.uniform(-self.jitter, self.jitter)))
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """A snapshot of one managed server.
+
+    Attributes:
+        name: the server's name.
+        state: ``idle`` (not started), ``connecting``, ``connected``, ``deferred``
+            (still connecting; its cached tools are served), ``failed``,
+            ``reconnecting`` or ``closed``.
+        type: ``stdio``, ``http`` or ``sse`` (``unknown`` for an invalid config).
+        source: the config file the server came from.
+        tools: how many tools it currently contributes.
+        last_error: the text of its last error (connect failure, lost connection), if any.
+        last_error_at, connected_at, since: wall-clock times (``time.time()``) of the
+            last error, the last successful connect, and the last state change.
+        reconnects: how many times it has been reconnected.
+    """
+
+    name: str
+    state: str
+    type: str
+    source: str
+    tools: int = 0
+    last_error: Optional[str] = None
+    last_error_at: Optional[float] = None
+    connected_at: Optional[float] = None
+    since: float = 0.0
+    reconnects: int = 0
+
+    @property
+    def connected(self) -> bool:
+        """True when calls go straight through."""
+        return self.state == CONNECTED
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {"name": self.name, "state": self.state, "type": self.type, "source": self.source,
+                "tools": self.tools, "last_error": self.last_error, "last_error_at": self.last_error_at,
+                "connected_at": self.connected_at, "since": self.since, "reconnects": self.reconnects}
+
+
+class Host(Protocol):
+    """What a ManagedServer needs from its manager."""
+
+    _cond: threading.Condition
+    _policy: ReconnectPolicy
+    _client_options: Dict[str, Any]
+
+    def _submit(self, fn: Any, *args: Any, delay: float = 0.0) -> bool: ...
+
+    def _apply_tools_locked(self, name: str, tools: List[Tool], deferred: bool) -> bool: ...
+
+    def _tools_fetched(self, server: "ManagedServer", tools: List[Tool]) -> None: ...
+
+    def _server_failed(self, server: "ManagedServer") -> None: ...
+
+
+def release(client: Client) -> None:
+    """Close ``client`` and everything its transport holds. Call it off the transport's own threads.
+
+    ``close()`` returns only once the transport's resources are released, even
+    when the connection was already lost and is being torn down elsewhere.
+    """
+    client.close()
+
+
+def fetch_tools(client: Client, timeout: Optional[float]) -> List[Tool]:
+    """The server's whole tool list (empty when it offers no tools)."""
+    try:
+        return client.list_tools(refresh=True, timeout=timeout)
+    except CapabilityError:
+        return []
+
+
+class ManagedServer:
+    """One server's connection and status; every field is guarded by ``host._cond``."""
+
+    def __init__(self, host: Host, name: str, config: Optional[ServerConfig],
+                 error: Optional[ConfigError], timeout: float) -> None:
+        self.host = host
+        self.name = name
+        self.config = config
+        self.timeout = config.timeout if config is not None and config.timeout else timeout
+        self.state = IDLE
+        self.since = time.time()
+        self.last_exc: Optional[BaseException] = None
+        self.last_error: Optional[str] = None
+        self.last_error_at: Optional[float] = None
+        self.connected_at: Optional[float] = None
+        self.reconnects = 0
+        self.reason: Optional[str] = None
+        self.client: Optional[Client] = None
+        self.attempt: Optional[Client] = None
+        self.dead: List[Client] = []  # lost connections not yet released (see release())
+        self.generation = 0
+        self._burst: Deque[float] = collections.deque()
+        self._failures = 0
+        if error is not None:
+            self._record_locked(error)
+            self.state = FAILED
+            self.reason = "invalid config"
+
+    def __repr__(self) -> str:
+        return f"<ManagedServer {self.name!r} {self.state}>"
+
+    # -- state (host lock held) ------------------------------------------------------------
+
+    def status_locked(self, tools: int) -> ServerStatus:
+        config = self.config
+        return ServerStatus(
+            name=self.name, state=self.state, type=config.type if config is not None else "unknown",
+            source=config.source if config is not None else getattr(self.last_exc, "path", None) or "<dict>",
+            tools=tools, last_error=self.last_error, last_error_at=self.last_error_at,
+            connected_at=self.connected_at, since=self.since, reconnects=self.reconnects,
+        )
+
+    def _set_state_locked(self, state: str) -> None:
+        if state != self.state:
+            log.debug("[%s] %s -> %s", self.name, self.state, state)
+            self.state = state
+            self.since = time.time()
+            self.host._cond.notify_all()
+
+    def _record_locked(self, exc: BaseException) -> None:
+        self.last_exc = exc
+        self.last_error = str(exc) or type(exc).__name__
+        self.last_error_at = time.time()
+
+    def start_locked(self) -> bool:
+        """Begin the first connection (from ``idle``); False if there is nothing to start."""
+        if self.state != IDLE or self.config is None:
+            return False
+        self._begin_locked(CONNECTING)
+        return True
+
+    def _begin_locked(self, state: str, delay: float = 0.0) -> None:
+        self.generation += 1
+        self.reason = None
+        self._set_state_locked(state)
+        self.host._submit(self._attempt, self.generation, delay=delay)
+
+    def mark_deferred_locked(self) -> bool:
+        """Still connecting at the end of the startup window: serve cached tools meanwhile."""
+        if self.state != CONNECTING:
+            return False
+        self._set_state_locked(DEFERRED)
+        return True
+
+    def force_locked(self) -> List[Client]:
+        """Drop the current connection (or attempt) and start a new attempt now.
+
+        Returns the clients the caller must release (outside the lock).
+
+        Raises:
+            ConfigError: the server's config is invalid.
+        """
+        if self.config is None:
+            assert isinstance(self.last_exc, ConfigError)
+            raise self.last_exc
+        old = [c for c in (self.client, self.attempt) if c is not None]
+        was_up = self.state in (CONNECTED, RECONNECTING)
+        self.client = self.attempt = None
+        self._burst.clear()
+        self._failures = 0
+        self._begin_locked(RECONNECTING if was_up else CONNECTING)
+        return old
+
+    def close_locked(self) -> List[Client]:
+        """Mark closed; returns the clients (current, in flight, lost) the caller must release."""
+        old = [c for c in (self.client, self.attempt) if c is not None] + self.dead
+        self.client = self.attempt = None
+        self.dead = []
+        self.generation += 1
+        self.reason = "closed"
+        self._set_state_locked(CLOSED)
+        return old
+
+    def _retry_locked(self) -> bool:
+        """Schedule the next reconnect attempt, or give up (state failed); True if scheduled."""
+        policy = self.host._policy
+        now = time.monotonic()
+        while self._burst and now - self._burst[0] > policy.window:
+            self._burst.popleft()
+        if not policy.enabled:
+            self.reason = "reconnect is off"
+        elif len(self._burst) >= policy.max_attempts:
+            self.reason = f"gave up reconnecting after {len(self._burst)} attempts in {policy.window:g}s"
+        else:
+            delay = policy.delay(self._failures)
+            self._failures += 1
+            self._burst.append(now)
+            log.info("[%s] Reconnecting in %.2fs (attempt %d)", self.name, delay, len(self._burst))
+            self._begin_locked(RECONNECTING, delay)
+            return True
+        log.warning("[%s] Not reconnecting: %s", self.name, self.reason)
+        self._set_state_locked(FAILED)
+        return False
+
+    # -- attempts (scheduler threads) ------------------------------------------------------
+
+    def _attempt(self, generation: int) -> None:
+        config = self.config
+        assert config is not None
+        with self.host._cond:
+            if generation != self.generation or self.state == CLOSED:
+                return  # superseded while it waited for its turn
+        try:
+            transport = create_transport(config.transport_config(), name=config.name, timeout=self.timeout)
+            client = Client(transport, timeout=self.timeout, **self.host._client_options)
+        except Exception as exc:  # a config the transport refuses, say an HTTP type not available
+            self._attempt_failed(generation, exc, None)
+            return
+        me = weakref.ref(self)
+        client_ref = weakref.ref(client)
+        client.on_notification("notifications/tools/list_changed", lambda _params: _list_changed(me, client_ref))
+        with self.host._cond:
+            if generation != self.generation or self.state == CLOSED:
+                return  # superseded before anything was opened: nothing to release
+            self.attempt = client
+        try:
+            client.connect(timeout=self.timeout)
+            # After connect: the client may have moved to a fallback transport (legacy SSE).
+            client.transport.on_close = lambda: _closed(me, client_ref)
+            tools = fetch_tools(client, self.timeout)
+        except Exception as exc:
+            release(client)
+            self._attempt_failed(generation, exc, client)
+            return
+        with self.host._cond:
+            if self.attempt is client:
+                self.attempt = None
+            current = generation == self.generation and self.state != CLOSED
+            if current:
+                if self.state == RECONNECTING:
+                    self.reconnects += 1
+                self.client = client
+                self.connected_at = time.time()
+                self._failures = 0
+                self.reason = None
+                self.host._apply_tools_locked(self.name, tools, False)
+                self._set_state_locked(CONNECTED)
+        if not current:
+            release(client)  # closed, removed or superseded while connecting: never orphan it
+            return
+        log.info("[%s] Connected (%d tools)", self.name, len(tools))
+        self.host._tools_fetched(self, tools)
+        if _engine_closed(client):  # it closed before it became current: its on_close may have been ignored
+            self.lost(client)
+
+    def _attempt_failed(self, generation: int, exc: BaseException, client: Optional[Client]) -> None:
+        with self.host._cond:
+            if client is not None and self.attempt is client:
+                self.attempt = None
+            if generation != self.generation or self.state == CLOSED:
+                return
+            self._record_locked(exc)
+            if self.state == RECONNECTING:
+                log.warning("[%s] Reconnect failed: %s", self.name, self.last_error)
+                if self._retry_locked():
+                    return
+            else:
+                log.warning("[%s] Could not connect: %s", self.name, self.last_error)
+                self._set_state_locked(FAILED)
+        self.host._server_failed(self)
+
+    def lost(self, client: Client) -> None:
+        """The connection of ``client`` closed; reconnect if it was the current one."""
+        with self.host._cond:
+            if self.client is not client:
+                return  # a deliberate close, or an old connection
+            self.client = None
+            self._record_locked(_close_reason(client))
+            log.warning("[%s] Connection lost: %s", self.name, (self.last_error or "").splitlines()[0])
+            self._failures = 0
+            self.dead.append(client)
+            retrying = self._retry_locked()
+        # This runs on the transport's dispatcher thread, which must not wait for the reader:
+        # the dead connection is released on a manager thread (or by close()).
+        self.host._submit(self._release_dead)
+        if not retrying:
+            self.host._server_failed(self)
+
+    def _release_dead(self) -> None:
+        with self.host._cond:
+            dead, self.dead = self.dead, []
+        for client in dead:
+            release(client)
+
+    def refresh(self, client: Optional[Client] = None) -> Optional[List[Tool]]:
+        """Fetch the tool list again (on ``client`` only if it is still current).
+
+        Returns the tools, or None when there is no current connection to ask.
+
+        Raises:
+            whatever ``tools/list`` raises.
+        """
+        with self.host._cond:
+            current = self.client
+        if current is None or (client is not None and client is not current):
+            return None
+        tools = fetch_tools(current, self.timeout)
+        with self.host._cond:
+            if self.client is not current:
+                return None
+            self.host._apply_tools_locked(self.name, tools, False)
+        self.host._tools_fetched(self, tools)
+        return tools
+
+    def _refresh_job(self, client: Client) -> None:
+        try:
+            self.refresh(client)
+        except Exception as exc:
+            log.warning("[%s] Could not refresh the tool list: %s", self.name, exc)
+
+    # -- waiting (caller threads) ----------------------------------------------------------
+
+    def wait_client(self, deadline: float, cancel: Optional[CancelToken], budget: float) -> Client:
+        """Block until the server is connected, ``deadline`` (monotonic) passes or ``cancel`` fires.
+
+        Raises:
+            ServerNotConnected: the server failed, was closed or was never started.
+            RequestTimeout: still connecting at the deadline.
+            RequestCancelled: ``cancel`` fired.
+        """
+        cond = self.host._cond
+        unregister = None
+        if cancel is not None:
+            def wake(_reason: Any) -> None:
+                with cond:
+                    cond.notify_all()
+
+            unregister = cancel.add_callback(wake)
+        try:
+            with cond:
+                while True:
+                    if self.state == CONNECTED and self.client is not None:
+                        if self.client.connected:
+                            return self.client
+                        # It died and its on_close is on the way (that will notify): wait for it,
+                        # then for the reconnect, rather than hand out a dead connection.
+                    elif self.state not in WAITING:
+                        raise self.not_connected_locked()
+                    if cancel is not None and cancel.cancelled:
+                        raise RequestCancelled(cancel.reason)
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        doing = "reconnecting" if self.state in (RECONNECTING, CONNECTED) else "connecting"
+                        raise RequestTimeout(
+                            f"Request timeout after {int(budget * 1000)}ms: MCP server {self.name!r} is still "
+                            f"{doing}", method="tools/call", timeout=budget)
+                    cond.wait(None if math.isinf(remaining) else remaining)
+        finally:
+            if unregister is not None:
+                unregister()
+
+    def not_connected_locked(self) -> ServerNotConnected:
+        reason = self.reason
+        if self.state == IDLE:
+            reason = "not started: call connect_all()"
+        error = ServerNotConnected(self.name, self.last_error, reason)
+        error.__cause__ = self.last_exc
+        return error
+
+
+def _closed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]") -> None:
+    """Transport ``on_close`` (its dispatcher thread): must not block."""
+    server, client = me(), client_ref()
+    if server is not None and client is not None:
+        server.lost(client)
+
+
+def _list_changed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]") -> None:
+    server, client = me(), client_ref()
+    if server is not None and client is not None:
+        server.host._submit(server._refresh_job, client)
+
+
+def _engine_closed(client: Client) -> bool:
+    """True once the transport has failed its callers (its ``on_close`` runs after that)."""
+    return client.transport.close_reason() is not None
+
+
+def _close_reason(client: Client) -> BaseException:
+    """The error the closed transport gives its callers (exit code and stderr tail for stdio)."""
+    return client.transport.close_reason() or TransportClosed("Transport closed: the connection was lost")

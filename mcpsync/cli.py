@@ -1,0 +1,406 @@
+"""The ``mcpsync`` command: inspect and call MCP servers from a shell.
+
+::
+
+    mcpsync servers                          # every configured server and its status
+    mcpsync tools [SERVER]                   # tools of every server, or of one
+    mcpsync call SERVER TOOL '{"arg": 1}'    # call one tool, print its result
+    mcpsync resources [SERVER]
+    mcpsync prompts [SERVER]
+    mcpsync tools -- python server.py        # a server given directly, not from configs
+    mcpsync call https://host/mcp echo '{"text": "hi"}'
+
+Options (before or after the command): ``--config FILE`` (repeatable; instead
+of discovery), ``--timeout SECONDS`` (connect and call, default 30),
+``--json`` (machine-readable output), ``--no-cache``, ``--debug``.
+
+Exit codes: 0 success; 1 the tool reported an error (``isError``) or another
+error; 2 usage (bad option, arguments not a JSON object); 3 configuration (no
+servers, unknown server, invalid entry); 4 a server could not be reached or
+its connection closed; 5 timeout; 6 the server refused the request (a
+JSON-RPC error, a missing capability, a protocol violation); 130 interrupted.
+An error is one line on stderr (``mcpsync: error: ...``); ``--debug`` adds the
+traceback and mcpsync's logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+
+from . import config as mcpconfig
+from .exceptions import (
+    CapabilityError, ConfigError, MCPError, MCPSyncError, ProtocolError, RequestTimeout, TransportError,
+    UnknownServerError,
+)
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_CONFIG = 3
+EXIT_CONNECT = 4
+EXIT_TIMEOUT = 5
+EXIT_REFUSED = 6
+EXIT_INTERRUPTED = 130
+
+DEFAULT_TIMEOUT = 30.0
+COMMANDS = ("servers", "tools", "call", "resources", "prompts")
+
+
+class UsageError(Exception):
+    """Bad command-line input (exit code 2)."""
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    target: List[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, target = argv[:split], argv[split + 1:]
+    parser = _parser()
+    args = parser.parse_args(argv)
+    for name, default in (("config", []), ("timeout", DEFAULT_TIMEOUT), ("json", False), ("debug", False),
+                          ("no_cache", False)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    _configure_logging(args.debug)
+    try:
+        return _run(args, target)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except UsageError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    except Exception as exc:
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        _error(_first_line(exc))
+        return _exit_code(exc)
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", action="append", metavar="FILE", default=argparse.SUPPRESS,
+                        help="read servers from FILE instead of discovering config files (repeatable)")
+    common.add_argument("--timeout", type=float, metavar="SECONDS", default=argparse.SUPPRESS,
+                        help=f"how long to wait for servers and calls (default {DEFAULT_TIMEOUT:g})")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print JSON for scripts")
+    common.add_argument("--no-cache", action="store_true", default=argparse.SUPPRESS,
+                        help="do not read or write the tools cache")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show mcpsync's logs, and tracebacks on errors")
+    parser = argparse.ArgumentParser(
+        prog="mcpsync", parents=[common],
+        description="Inspect and call MCP servers from the config files you already have.",
+        epilog="A server can be given directly: 'mcpsync tools -- python server.py' or "
+               "'mcpsync tools https://host/mcp'. Exit codes: 0 ok, 1 tool error, 2 usage, 3 config, "
+               "4 connection, 5 timeout, 6 refused by the server, 130 interrupted.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("servers", parents=[common], help="list the configured servers and their status")
+    for name, what in (("tools", "tools"), ("resources", "resources"), ("prompts", "prompts")):
+        sub = commands.add_parser(name, parents=[common], help=f"list the {what} of every server, or of one")
+        sub.add_argument("server", nargs="?", metavar="SERVER", help="a server name or an http(s) URL")
+    call = commands.add_parser("call", parents=[common], help="call a tool and print its result",
+                               description="SERVER may be an http(s) URL; with '-- COMMAND...' leave it out.")
+    call.add_argument("words", nargs="+", metavar="SERVER TOOL [ARGUMENTS]",
+                      help="ARGUMENTS is a JSON object ('-' reads it from stdin)")
+    return parser
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace, target: List[str]) -> int:
+    from .manager import Manager
+
+    server, tool, arguments = _positionals(args, target)
+    config, wanted = _load_config(args, target, server)
+    manager = Manager(config, cache=not args.no_cache and not target and not _is_url(server),
+                      timeout=args.timeout, reconnect=False)
+    try:
+        manager.connect_all(startup_timeout=args.timeout)
+        if args.command == "servers":
+            return _servers(manager, config, args)
+        if args.command == "call":
+            assert wanted is not None and tool is not None
+            return _call(manager, wanted, tool, arguments, args)
+        return _listing(manager, wanted, args)
+    finally:
+        manager.close()
+
+
+def _positionals(args: argparse.Namespace, target: List[str]) -> Tuple[Optional[str], Optional[str], Any]:
+    if args.command in ("tools", "resources", "prompts"):
+        if target and args.server:
+            raise UsageError(f"give either a SERVER ({args.server!r}) or '-- COMMAND...', not both")
+        return args.server, None, None
+    if args.command != "call":
+        if target:
+            raise UsageError("'servers' takes no server command; use --config or the config files")
+        return None, None, None
+    words = list(args.words)
+    if not target:
+        if len(words) < 2:
+            raise UsageError("call needs SERVER TOOL [ARGUMENTS]")
+        server = words.pop(0)
+    else:
+        server = None
+    if not words or len(words) > 2:
+        raise UsageError("call needs TOOL [ARGUMENTS] after the server")
+    tool = words[0]
+    return server, tool, _arguments(words[1] if len(words) > 1 else None)
+
+
+def _arguments(text: Optional[str]) -> Dict[str, Any]:
+    if text is None:
+        return {}
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"ARGUMENTS is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageError("ARGUMENTS must be a JSON object, like '{\"text\": \"hi\"}'")
+    return value
+
+
+def _is_url(text: Optional[str]) -> bool:
+    return bool(text) and str(text).startswith(("http://", "https://"))
+
+
+def _load_config(args: argparse.Namespace, target: List[str],
+                 server: Optional[str]) -> Tuple["mcpconfig.Config", Optional[str]]:
+    """The servers to start, and the one the command is about (None: all of them)."""
+    if target:
+        from .transports.stdio import default_name
+
+        name = default_name(target[0], target[1:])
+        return mcpconfig.from_mapping({name: {"command": target[0], "args": target[1:]}}), name
+    if server is not None and _is_url(server):
+        from urllib.parse import urlsplit
+
+        name = urlsplit(server).hostname or "server"
+        return mcpconfig.from_mapping({name: {"url": server}}), name
+    if args.config:
+        config = mcpconfig.Config()
+        for path in args.config:
+            config.merge(mcpconfig.load(path))
+    else:
+        config = mcpconfig.discover()
+    if not config.names:
+        where = ", ".join(args.config) if args.config else "any config file (see 'mcpsync --help')"
+        raise ConfigError(f"no MCP servers found in {where}")
+    if server is None:
+        return config, None
+    if server not in config:
+        raise UnknownServerError(server, config.names)
+    only = mcpconfig.Config()
+    if server in config.servers:
+        only.add(config.servers[server], server)
+        if not config.servers[server].enabled:
+            raise ConfigError(f'server "{server}" is disabled in {config.servers[server].source}', server=server)
+    else:
+        raise config.errors[server]
+    return only, server
+
+
+# -- commands -------------------------------------------------------------------------------------
+
+
+def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace) -> int:
+    rows = [status.to_dict() for status in manager.status().values()]
+    for name, server in config.servers.items():
+        if not server.enabled:
+            rows.append({"name": name, "state": "disabled", "type": server.type, "source": server.source,
+                         "tools": 0, "last_error": None})
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    table = [(r["name"], r["state"], r["type"], str(r["tools"]) if r["state"] == "connected" else "-",
+              _first_line(r["last_error"]) if r["last_error"] else r["source"]) for r in rows]
+    _print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), table)
+    return EXIT_OK
+
+
+def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> int:
+    names = [wanted] if wanted is not None else manager.servers
+    rows: List[Dict[str, Any]] = []
+    reached = 0
+    failures: List[BaseException] = []
+    for name in names:
+        try:
+            client = manager.client(name, timeout=0)
+        except MCPSyncError as exc:
+            failures.append(exc)
+            if wanted is not None:
+                raise
+            _warn(_first_line(exc))
+            continue
+        reached += 1
+        rows.extend(_items(manager, client, name, args.command, args.timeout))
+    if args.json:
+        _print_json(rows)
+    elif args.command == "tools":
+        _print_table(("SERVER", "TOOL", "DESCRIPTION"),
+                     [(r["server"], r["name"], _first_line(r.get("description") or "")) for r in rows])
+    elif args.command == "resources":
+        _print_table(("SERVER", "URI", "NAME", "MIME TYPE"),
+                     [(r["server"], r.get("uri", ""), r.get("name", ""), r.get("mimeType") or "") for r in rows])
+    else:
+        _print_table(("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"),
+                     [(r["server"], r.get("name", ""), ", ".join(a.get("name", "") for a in r.get("arguments") or []),
+                       _first_line(r.get("description") or "")) for r in rows])
+    if names and not reached and failures:
+        return _exit_code(failures[0])
+    return EXIT_OK
+
+
+def _items(manager: Any, client: Any, server: str, command: str, timeout: float) -> List[Dict[str, Any]]:
+    if command == "tools":
+        return [{"server": server, "qualified_name": t.qualified_name, "name": t.name,
+                 "description": t.tool.description, "input_schema": t.tool.input_schema}
+                for t in manager.tools(server)]
+    kind = "resources" if command == "resources" else "prompts"
+    if kind not in client.server_capabilities:
+        return []
+    items = client.list_resources(timeout=timeout) if kind == "resources" else client.list_prompts(timeout=timeout)
+    return [{"server": server, **item.to_dict()} for item in items]
+
+
+def _call(manager: Any, server: str, tool: str, arguments: Dict[str, Any], args: argparse.Namespace) -> int:
+    client = manager.client(server, timeout=args.timeout)
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    try:
+        result = client.call_tool(tool, arguments, timeout=args.timeout,
+                                  on_progress=progress.show if progress is not None else None)
+    finally:
+        if progress is not None:
+            progress.clear()
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        _print_result(result)
+    if result.is_error:
+        _error("the tool reported an error")
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _print_result(result: Any) -> None:
+    from .types import EmbeddedResource, ImageContent, ResourceLink, TextContent
+
+    printed = False
+    for block in result.content:
+        printed = True
+        if isinstance(block, TextContent):
+            print(block.text)
+        elif isinstance(block, ImageContent):
+            print(f"[{block.mime_type} image, {len(block.data or '') * 3 // 4} bytes]")
+        elif isinstance(block, ResourceLink):
+            print(f"[resource link {block.to_dict().get('uri')}]")
+        elif isinstance(block, EmbeddedResource):
+            resource = block.to_dict().get("resource") or {}
+            print(resource.get("text") if "text" in resource else f"[resource {resource.get('uri')}]")
+        else:
+            print(json.dumps(block.to_dict(), ensure_ascii=False))
+    if result.structured_content is not None and not result.text:
+        print(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+    elif not printed:
+        print("(no content)")
+
+
+# -- output ---------------------------------------------------------------------------------------
+
+
+class _Progress:
+    """One self-overwriting progress line on a terminal's stderr."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.shown = False
+
+    def show(self, progress: float, total: Optional[float], message: Optional[str]) -> None:
+        amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        text = f"progress {amount}" + (f" {message}" if message else "")
+        self.stream.write("\r\033[K" + text[:200])
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    if not rows:
+        print("(none)")
+        return
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header) - 1)]
+    for row in [header, *rows]:
+        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(row[-1])]
+        print("  ".join(cells).rstrip())
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _first_line(value: Any) -> str:
+    text = str(value).strip()
+    return text.splitlines()[0] if text else type(value).__name__
+
+
+def _error(text: str) -> None:
+    print(f"mcpsync: error: {text}", file=sys.stderr)
+
+
+def _warn(text: str) -> None:
+    print(f"mcpsync: warning: {text}", file=sys.stderr)
+
+
+def _exit_code(exc: BaseException) -> int:
+    if isinstance(exc, (ConfigError, UnknownServerError)):
+        return EXIT_CONFIG
+    if isinstance(exc, RequestTimeout) or isinstance(exc.__cause__, RequestTimeout):
+        return EXIT_TIMEOUT  # also a server that did not answer its handshake in time
+    if isinstance(exc, TransportError):
+        return EXIT_CONNECT
+    if isinstance(exc, (MCPError, CapabilityError, ProtocolError)):
+        return EXIT_REFUSED
+    return EXIT_ERROR
+
+
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"mcpsync: warning: {_first_line(record.getMessage())}"
+
+
+def _configure_logging(debug: bool) -> None:
+    root = logging.getLogger("mcpsync")
+    handler = logging.StreamHandler(sys.stderr)
+    if debug:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.setLevel(logging.DEBUG)
+        root.addHandler(handler)
+        return
+    # Without --debug only skipped config files and cache trouble are worth a line;
+    # server failures are reported by the commands themselves.
+    handler.setFormatter(_OneLine())
+    handler.setLevel(logging.WARNING)
+    for name in ("mcpsync.config", "mcpsync.cache"):
+        logging.getLogger(name).addHandler(handler)

@@ -1,0 +1,550 @@
+"""Manager: many MCP servers from config files, their tools under one namespace, kept connected.
+
+::
+
+    import mcpsync
+
+    with mcpsync.Manager.discover() as manager:      # read the usual config files, connect all
+        for tool in manager.tools():
+            print(tool.qualified_name, "-", tool.tool.description)
+        result = manager.call_tool("mcp_files_read_file", {"path": "README.md"})
+        print(result.text)
+
+Startup never waits for the slowest server: :meth:`Manager.connect_all` waits
+at most ``startup_timeout``; servers still starting then serve their cached
+tools (from the last run) as *deferred* tools, or, without a cache entry, add
+their tools when they are ready. Calling a deferred tool waits for its server.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import math
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
+
+from . import _naming
+from ._engine import DEFAULT_TIMEOUT, ProgressCallback
+from ._scheduler import Scheduler
+from ._server import CLOSED, CONNECTING, FAILED, WAITING, ManagedServer, ReconnectPolicy, ServerStatus, release
+from ._toolcache import ToolCache
+from .cancel import CancelToken
+from .client import Client
+from .config import Config, ServerConfig, discover, load, parse_server
+from .exceptions import ConfigError, TransportClosed, UnknownServerError, UnknownToolError
+from .types import CallToolResult, Tool
+
+__all__ = ["ManagedTool", "Manager", "ReconnectPolicy", "ServerStatus"]
+
+log = logging.getLogger("mcpsync.manager")
+
+DEFAULT_STARTUP_TIMEOUT = 2.0
+DEFAULT_MAX_PARALLEL = 16
+_CLOSE_TIMEOUT = 15.0
+_EXIT_GRACE = 0.5
+
+_live: "weakref.WeakSet[Manager]" = weakref.WeakSet()
+
+ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any], Config]
+ToolsChanged = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ManagedTool:
+    """One tool of one managed server.
+
+    Attributes:
+        qualified_name: ``mcp_<server>_<tool>``, unique in the manager (see the README).
+        server: the server's name.
+        name: the tool's own name on its server (what is sent in ``tools/call``).
+        tool: the typed :class:`~mcpsync.Tool` (description, input schema...).
+        deferred: True while the tool comes from the cache and its server is still connecting.
+    """
+
+    qualified_name: str
+    server: str
+    name: str
+    tool: Tool
+    deferred: bool = False
+
+    @property
+    def description(self) -> Optional[str]:
+        """The tool's description, as the server gives it."""
+        return self.tool.description
+
+
+class Manager:
+    """Runs many MCP servers and routes tool calls to them by qualified name.
+
+    Args:
+        config: a config file path, a dict (``{"mcpServers": {...}}``, ``{"servers": {...}}``
+            or a bare ``{name: entry}`` map) or a :class:`~mcpsync.config.Config`;
+            None starts empty (see :meth:`add_server`). :meth:`discover` reads the usual files.
+        cache: the tools cache: True for the default directory, a path for another one,
+            False for none.
+        reconnect: a :class:`ReconnectPolicy`, or False to turn reconnecting off.
+        timeout: the per-request timeout in seconds for servers whose config has no
+            ``timeout`` (default 30 s); it also bounds each connect.
+        max_parallel: how many servers connect at once (the size of the thread pool).
+        on_tools_changed: ``fn(server_name)``, called after a server's tools were added,
+            replaced or removed, on a manager thread (or the thread that made the change).
+            Call :meth:`tools` from it for the new list.
+        client_options: options for every server's :class:`~mcpsync.Client` (``roots``,
+            ``sampling_handler``, ``elicitation_handler``, ``logging_handler``, ``client_info``).
+        environ: the variables for ``${VAR}`` expansion (default ``os.environ``).
+
+    Thread safety: every method may be called from any thread at once. Nothing
+    blocks while holding the manager's lock; each call blocks only its own thread.
+    ``close()`` ends every server process, thread and connection the manager started.
+    """
+
+    def __init__(
+        self,
+        config: Optional[ConfigSource] = None,
+        *,
+        cache: Union[bool, str, "os.PathLike[str]"] = True,
+        reconnect: Union[bool, ReconnectPolicy] = True,
+        timeout: Optional[float] = None,
+        max_parallel: int = DEFAULT_MAX_PARALLEL,
+        on_tools_changed: Optional[ToolsChanged] = None,
+        client_options: Optional[Mapping[str, Any]] = None,
+        environ: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self.config = load(config, environ=environ) if config is not None else Config()
+        self.on_tools_changed = on_tools_changed
+        self._environ = environ
+        self._cond = threading.Condition(threading.RLock())
+        self._scheduler = Scheduler("mcpsync-manager", max_parallel)
+        if isinstance(reconnect, ReconnectPolicy):
+            self._policy = reconnect
+        else:
+            self._policy = ReconnectPolicy(enabled=bool(reconnect))
+        if cache is True:
+            self.cache: Optional[ToolCache] = ToolCache()
+        elif cache is False or cache is None:
+            self.cache = None
+        else:
+            self.cache = ToolCache(cache)
+        self._timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self._client_options = dict(client_options or {})
+        self._servers: Dict[str, ManagedServer] = {}
+        self._slices: Dict[str, Tuple[List[Tool], bool]] = {}
+        self._index: Dict[str, ManagedTool] = {}
+        self._warned: Set[Tuple[str, str]] = set()
+        self._started = False
+        self._closed = False
+        _live.add(self)
+        for name in self.config.names:
+            server_config = self.config.servers.get(name)
+            if server_config is not None and not server_config.enabled:
+                continue
+            self._servers[name] = ManagedServer(self, name, server_config, self.config.errors.get(name),
+                                                self._timeout)
+
+    @classmethod
+    def discover(cls, cwd: Union[str, "os.PathLike[str]", None] = None, *, project: bool = True,
+                 user: bool = True, **options: Any) -> "Manager":
+        """A manager for every server in the usual config files (see :func:`mcpsync.config.discover`).
+
+        ``options`` are :class:`Manager`'s keyword arguments. Nothing is started
+        until :meth:`connect_all` (or ``with``).
+        """
+        return cls(discover(cwd, project=project, user=user, environ=options.get("environ")), **options)
+
+    def __repr__(self) -> str:
+        with self._cond:
+            states = {name: server.state for name, server in self._servers.items()}
+        return f"<Manager {states}{' closed' if self._closed else ''}>"
+
+    def __del__(self) -> None:
+        # Unreachable and never closed: say so, and let the manager's idle threads end. The
+        # clients close themselves as they are collected (with their own ResourceWarning).
+        if not getattr(self, "_closed", True):
+            try:
+                import warnings
+
+                warnings.warn(f"unclosed {type(self).__name__}; call close() or use 'with'", ResourceWarning,
+                              stacklevel=2)
+                self._scheduler.stop(0.0)
+            except Exception:
+                pass
+
+    def __enter__(self) -> "Manager":
+        self.connect_all()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # -- starting -----------------------------------------------------------------------------
+
+    def connect_all(self, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> Dict[str, ServerStatus]:
+        """Start every server not yet started, in parallel; wait at most ``startup_timeout`` seconds.
+
+        When the window ends, servers that connected serve live tools and failures are
+        recorded in :meth:`status`; a server still starting serves its cached tools as
+        deferred tools if the cache has them, else keeps connecting in the background
+        and adds its tools when ready (``on_tools_changed`` tells you). Returns :meth:`status`.
+
+        Raises:
+            TransportClosed: the manager is closed.
+        """
+        deadline = time.monotonic() + max(0.0, startup_timeout)
+        with self._cond:
+            self._check_open()
+            self._started = True
+            started = [server for server in self._servers.values() if server.start_locked()]
+            while any(server.state == CONNECTING for server in started):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            pending = [server for server in started if server.state == CONNECTING]
+        for server in pending:
+            self._serve_cached(server)
+        return self.status()
+
+    def _serve_cached(self, server: ManagedServer) -> None:
+        if self.cache is None or server.config is None:
+            return
+        entries = self.cache.get(server.name, server.config.config_hash)
+        if not entries:
+            return
+        tools = [Tool.from_dict(dict(entry)) for entry in entries]
+        with self._cond:
+            if not server.mark_deferred_locked() or not self._apply_tools_locked(server.name, tools, True):
+                return  # it connected (or failed) meanwhile
+        log.info("[%s] Still connecting; serving %d cached tools", server.name, len(tools))
+        self._notify_tools_changed(server.name)
+
+    def wait(self, timeout: Optional[float] = None, *, names: Optional[List[str]] = None) -> bool:
+        """Block until no server (or none of ``names``) is connecting or reconnecting.
+
+        Returns True if that happened within ``timeout`` seconds (None: no limit).
+        """
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                servers = [self._server_locked(n) for n in names] if names else list(self._servers.values())
+                if not any(server.state in WAITING for server in servers):
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(None if math.isinf(remaining) else remaining)
+
+    def wait_until(self, predicate: Callable[[Dict[str, ServerStatus]], bool],
+                   timeout: Optional[float] = None) -> bool:
+        """Block until ``predicate(status())`` is true; False if ``timeout`` seconds pass first.
+
+        The predicate is checked at every change of a server's state or tools, under the manager's lock:
+        keep it quick and do not call the manager's blocking methods from it.
+        """
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not predicate(self.status()):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(None if math.isinf(remaining) else remaining)
+            return True
+
+    # -- tools and calls ----------------------------------------------------------------------
+
+    def tools(self, server: Optional[str] = None) -> List[ManagedTool]:
+        """The tools of every server that is connected or may still come (not failed or closed).
+
+        In config order of the servers, then each server's own order. ``server``
+        limits the list to one server.
+
+        Raises:
+            UnknownServerError: ``server`` is not configured.
+        """
+        with self._cond:
+            if server is not None:
+                self._server_locked(server)
+            live = {name for name, s in self._servers.items() if s.state not in (FAILED, CLOSED)}
+            return [tool for tool in self._index.values()
+                    if tool.server in live and (server is None or tool.server == server)]
+
+    def tool(self, qualified_name: str) -> ManagedTool:
+        """The tool with that qualified name.
+
+        Raises:
+            UnknownToolError: no tool has that name (now).
+        """
+        with self._cond:
+            found = self._index.get(qualified_name)
+        if found is None:
+            raise UnknownToolError(qualified_name)
+        return found
+
+    def call_tool(
+        self,
+        qualified_name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+        cancel: Optional[CancelToken] = None,
+        on_progress: Optional[ProgressCallback] = None,
+    ) -> CallToolResult:
+        """Call a tool by its qualified name; waits for its server if it is still (re)connecting.
+
+        ``timeout`` (seconds; default the server's) covers the wait for the connection
+        and the call together. A result with ``is_error`` is returned, not raised.
+
+        Raises:
+            UnknownToolError: no tool has that name.
+            ServerNotConnected: its server failed (the text has its last error) or was closed.
+            RequestTimeout: still not connected, or no answer, within ``timeout``.
+            RequestCancelled, MCPError, TransportClosed: as :meth:`Client.call_tool`.
+        """
+        entry = self.tool(qualified_name)
+        with self._cond:
+            server = self._servers.get(entry.server)
+            if server is None:
+                raise UnknownToolError(qualified_name)
+        budget = server.timeout if timeout is None else timeout
+        deadline = time.monotonic() + budget
+        client = server.wait_client(deadline, cancel, budget)
+        remaining = deadline - time.monotonic()
+        return client.call_tool(entry.name, arguments, timeout=max(remaining, 0.001), cancel=cancel,
+                                on_progress=on_progress)
+
+    def client(self, name: str, *, timeout: Optional[float] = None) -> Client:
+        """The server's connected :class:`~mcpsync.Client`, waiting up to ``timeout`` for it.
+
+        The client is replaced on a reconnect: ask again rather than keeping it.
+
+        Raises:
+            UnknownServerError, ServerNotConnected, RequestTimeout.
+        """
+        with self._cond:
+            server = self._server_locked(name)
+        budget = server.timeout if timeout is None else timeout
+        return server.wait_client(time.monotonic() + budget, None, budget)
+
+    def refresh_tools(self, name: str) -> List[ManagedTool]:
+        """Fetch ``name``'s tool list again now (and update the cache); returns its tools.
+
+        Raises:
+            UnknownServerError, ServerNotConnected, and whatever ``tools/list`` raises.
+        """
+        with self._cond:
+            server = self._server_locked(name)
+            if server.client is None:
+                raise server.not_connected_locked()
+        server.refresh()
+        return self.tools(name)
+
+    # -- status ---------------------------------------------------------------------------------
+
+    @property
+    def servers(self) -> List[str]:
+        """The managed servers' names (enabled ones, valid or not), in config order."""
+        with self._cond:
+            return list(self._servers)
+
+    def status(self) -> Dict[str, ServerStatus]:
+        """A snapshot of every server's status, in config order."""
+        with self._cond:
+            return {name: self._status_locked(server) for name, server in self._servers.items()}
+
+    def server_status(self, name: str) -> ServerStatus:
+        """One server's status. Raises UnknownServerError."""
+        with self._cond:
+            return self._status_locked(self._server_locked(name))
+
+    def _status_locked(self, server: ManagedServer) -> ServerStatus:
+        return server.status_locked(len(self._slices.get(server.name, ((), False))[0]))
+
+    # -- changing the set of servers ------------------------------------------------------------
+
+    def add_server(self, name: str, config: Union[ServerConfig, Mapping[str, Any]], *,
+                   connect: bool = True) -> None:
+        """Add a server; it starts connecting at once if the manager is started and ``connect``.
+
+        ``config`` is an ``mcpServers`` entry (``${VAR}`` is expanded) or a ServerConfig.
+
+        Raises:
+            ConfigError: the entry is invalid, or a server of that name exists.
+            TransportClosed: the manager is closed.
+        """
+        if not isinstance(config, ServerConfig):
+            config = parse_server(name, dict(config), environ=self._environ)
+        with self._cond:
+            self._check_open()
+            if name in self._servers:
+                raise ConfigError(f'server "{name}" already exists; remove it first', server=name)
+            server = ManagedServer(self, name, config, None, self._timeout)
+            self._servers[name] = server
+            if self._started and connect and config.enabled:
+                server.start_locked()
+
+    def remove_server(self, name: str) -> None:
+        """Close and forget a server (even one still connecting); its tools go with it.
+
+        Raises:
+            UnknownServerError: no server has that name.
+        """
+        with self._cond:
+            server = self._server_locked(name)
+            del self._servers[name]
+            clients = server.close_locked()
+            had_tools = self._slices.pop(name, None) is not None
+            if had_tools:
+                self._reindex_locked()
+        for client in clients:
+            release(client)
+        if had_tools:
+            self._notify_tools_changed(name)
+
+    def reconnect(self, name: str, *, wait: bool = True, timeout: Optional[float] = None) -> ServerStatus:
+        """Close ``name``'s connection (or attempt) and connect again now, even if it had failed.
+
+        With ``wait`` (the default) blocks until the attempt ends (at most ``timeout``,
+        default the server's timeout) and returns the status.
+
+        Raises:
+            UnknownServerError: no server has that name.
+            ConfigError: its config is invalid.
+            ServerNotConnected: the attempt failed (only with ``wait``).
+            TransportClosed: the manager is closed.
+        """
+        with self._cond:
+            self._check_open()
+            server = self._server_locked(name)
+            self._started = True
+            old = server.force_locked()
+            generation = server.generation
+        for client in old:
+            release(client)
+        if not wait:
+            return self.server_status(name)
+        budget = server.timeout if timeout is None else timeout
+        deadline = time.monotonic() + budget
+        with self._cond:
+            while server.generation == generation and server.state in WAITING:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            if server.state in (FAILED, CLOSED):
+                raise server.not_connected_locked()
+            return self._status_locked(server)
+
+    def close(self) -> None:
+        """Close every server in parallel, including connects still in flight. Idempotent.
+
+        Pending and later calls fail (``TransportClosed``, ``ServerNotConnected``);
+        every process, thread and connection the manager started is ended and joined.
+        A manager still open at interpreter exit is closed then.
+        """
+        self._close(None)
+
+    def _close(self, grace: Optional[float]) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            clients: List[Client] = []
+            for server in self._servers.values():
+                clients.extend(server.close_locked())
+        _live.discard(self)
+        if grace is not None:
+            for client in clients:
+                if hasattr(client.transport, "shutdown_timeout"):
+                    setattr(client.transport, "shutdown_timeout",
+                            min(grace, getattr(client.transport, "shutdown_timeout")))
+        threads = [threading.Thread(target=release, args=(client,), name=f"mcpsync-close[{client.name}]", daemon=True)
+                   for client in clients]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(_CLOSE_TIMEOUT)
+        stuck = self._scheduler.stop(_CLOSE_TIMEOUT)
+        if stuck:
+            log.warning("Manager threads still busy after close: %s", stuck)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    # -- for ManagedServer (the Host protocol) ----------------------------------------------------
+
+    def _submit(self, fn: Any, *args: Any, delay: float = 0.0) -> bool:
+        return self._scheduler.submit(fn, *args, delay=delay)
+
+    def _apply_tools_locked(self, name: str, tools: List[Tool], deferred: bool) -> bool:
+        """Replace one server's slice of the tools (never touching another's); lock held."""
+        if name not in self._servers:
+            return False
+        current = self._slices.get(name)
+        if deferred and current is not None and not current[1]:
+            return False  # live tools already arrived: never replace them with cached ones
+        self._slices[name] = (list(tools), deferred)
+        self._reindex_locked()
+        self._cond.notify_all()  # wait_until() predicates may look at the tools
+        return True
+
+    def _reindex_locked(self) -> None:
+        pairs = [(name, tool.name) for name in self._servers if name in self._slices
+                 for tool in self._slices[name][0]]
+        names = _naming.assign(pairs, self._warned)
+        index: Dict[str, ManagedTool] = {}
+        for name in self._servers:
+            tools, deferred = self._slices.get(name, ([], False))
+            for tool in tools:
+                qualified = names[(name, tool.name)]
+                if qualified not in index:
+                    index[qualified] = ManagedTool(qualified, name, tool.name, tool, deferred)
+        self._index = index
+
+    def _tools_fetched(self, server: ManagedServer, tools: List[Tool]) -> None:
+        """A server's live tool list arrived (outside the lock): update the cache, tell the user."""
+        if self.cache is not None and server.config is not None:
+            self.cache.put(server.name, server.config.config_hash, [tool.to_dict() for tool in tools])
+        self._notify_tools_changed(server.name)
+
+    def _server_failed(self, server: ManagedServer) -> None:
+        with self._cond:
+            had_tools = server.name in self._slices
+        if had_tools:
+            self._notify_tools_changed(server.name)
+
+    def _notify_tools_changed(self, name: str) -> None:
+        callback = self.on_tools_changed
+        if callback is not None:
+            try:
+                callback(name)
+            except Exception:
+                log.exception("on_tools_changed callback raised")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _server_locked(self, name: str) -> ManagedServer:
+        server = self._servers.get(name)
+        if server is None:
+            raise UnknownServerError(name, list(self._servers))
+        return server
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TransportClosed("Transport closed: the manager is closed; make a new one")
+
+
+def _close_all_at_exit() -> None:
+    """Close managers left open, before the transports' own exit hook closes their connections
+    (which would otherwise look like crashes and start reconnects). atexit runs hooks in
+    reverse order of registration, and this module registers after the transports."""
+    for manager in list(_live):
+        manager._close(_EXIT_GRACE)
+
+
+atexit.register(_close_all_at_exit)
