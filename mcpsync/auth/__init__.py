@@ -1,0 +1,32 @@
+"""OAuth 2.1 authorization for MCP servers over HTTP, as ``requests`` auth objects.
+
+::
+
+    import mcpsync
+
+    auth = mcpsync.OAuth()                                  # a person logs in (browser, or paste)
+    with mcpsync.connect("https://example.com/mcp", auth=auth) as client:
+        print(client.list_tools())
+
+    auth = mcpsync.ClientCredentials("svc", client_secret="...")   # a job without a person
+
+What is here, module by module: ``_challenge`` (WWW-Authenticate),
+``_urls`` (canonical resource URIs, well-known URLs, URL hygiene),
+``_fetch`` (HTTP to authorization servers; the exception boundary),
+``_discovery`` (protected resource and authorization server metadata),
+``_registration`` (client identity), ``_grants`` (token endpoint requests),
+``_jwt`` (private_key_jwt, optional PyJWT), ``_pkce``, ``_flow`` (the
+person's part: browser, paste, callable), ``_tokens`` (tokens and stores),
+``_bearer`` (the requests auth machinery), ``_oauth`` and
+``_client_credentials`` (the two public auth classes).
+
+This package imports ``requests`` (the auth classes subclass
+``requests.auth.AuthBase``); ``import mcpsync`` loads it only on first use
+of one of these names.
+"""
+
+from ._client_credentials import ClientCredentials
+from ._oauth import OAuth
+from ._tokens import FileTokenStore, MemoryTokenStore, TokenStore
+
+__all__ = ["ClientCredentials", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore"]

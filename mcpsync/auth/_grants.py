@@ -1,0 +1,101 @@
+"""Token endpoint requests: the authorization code, refresh token and client credentials grants.
+
+Each request carries the ``resource`` indicator (RFC 8707) and authenticates
+the client as the server expects: HTTP Basic (``client_secret_basic``), form
+fields (``client_secret_post``), the client id alone (``none``) or a signed
+assertion (``private_key_jwt``). Secrets travel only in the POST body or the
+``Authorization`` header of the request to the token endpoint.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Callable, Dict, List, Optional
+from urllib.parse import quote
+
+from ..exceptions import AuthError
+from ._errors import server_error
+from ._fetch import Fetcher
+from ._jwt import ASSERTION_TYPE
+from ._registration import ClientIdentity
+from ._tokens import Token
+
+__all__ = ["Signer", "TokenEndpoint"]
+
+Signer = Callable[[str], str]
+"""Makes a ``private_key_jwt`` assertion for an audience (the authorization server's issuer)."""
+
+
+class TokenEndpoint:
+    """One authorization server's token endpoint, used by one client.
+
+    Args:
+        url: the token endpoint.
+        issuer: the authorization server's issuer (the audience of a client assertion).
+        client: who we are to it.
+        signer: makes ``private_key_jwt`` assertions (only for that method).
+    """
+
+    def __init__(self, url: str, issuer: str, client: ClientIdentity, signer: Optional[Signer] = None) -> None:
+        self.url = url
+        self.issuer = issuer
+        self.client = client
+        self.signer = signer
+
+    def authorization_code(self, fetch: Fetcher, *, code: str, verifier: str, redirect_uri: str,
+                           resource: str) -> Token:
+        """Redeem an authorization code (with its PKCE verifier). Raises like :meth:`request`."""
+        return self.request(fetch, {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+                                    "code_verifier": verifier, "resource": resource},
+                            "Exchanging the authorization code", [code, verifier])
+
+    def refresh(self, fetch: Fetcher, token: Token, resource: str) -> Token:
+        """Use ``token``'s refresh token; the answer may or may not carry a new one. Raises like :meth:`request`."""
+        if not token.refresh_token:
+            raise AuthError("No refresh token to use", error="invalid_grant")
+        return self.request(fetch, {"grant_type": "refresh_token", "refresh_token": token.refresh_token,
+                                    "resource": resource},
+                            "Refreshing the access token", [token.refresh_token, token.access_token],
+                            previous_refresh=token.refresh_token)
+
+    def client_credentials(self, fetch: Fetcher, *, scope: Optional[str], resource: str) -> Token:
+        """The client credentials grant (no user). Raises like :meth:`request`."""
+        form = {"grant_type": "client_credentials", "resource": resource}
+        if scope:
+            form["scope"] = scope
+        return self.request(fetch, form, "The client credentials grant", [])
+
+    def request(self, fetch: Fetcher, form: Dict[str, str], what: str, secrets: List[Optional[str]],
+                previous_refresh: Optional[str] = None) -> Token:
+        """POST ``form`` with the client's authentication and read the token answer.
+
+        Raises:
+            AuthError: the server refused (``.error`` is its OAuth error code), or
+                answered without a bearer ``access_token``.
+            ConnectError, TransportError, RequestTimeout: the request failed.
+        """
+        client = self.client
+        form = dict(form)
+        headers: Dict[str, str] = {}
+        secrets = [*secrets, client.client_secret]
+        if client.auth_method == "client_secret_basic" and client.client_secret:
+            pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        elif client.auth_method == "client_secret_post" and client.client_secret:
+            form["client_id"] = client.client_id
+            form["client_secret"] = client.client_secret
+        elif client.auth_method == "private_key_jwt" and self.signer is not None:
+            assertion = self.signer(self.issuer)
+            secrets.append(assertion)
+            form.update(client_id=client.client_id, client_assertion_type=ASSERTION_TYPE, client_assertion=assertion)
+        else:
+            form["client_id"] = client.client_id
+        status, document = fetch.post_form(self.url, form, headers)
+        if status != 200 or not isinstance(document, dict) or not isinstance(document.get("access_token"), str) \
+                or not document["access_token"]:
+            raise server_error(f"{what} at {self.issuer}", status, document, secrets, default="invalid_response")
+        kind = document.get("token_type")
+        if isinstance(kind, str) and kind.lower() != "bearer":
+            raise AuthError(f"{what} at {self.issuer} gave a {kind[:32]!r} token; only bearer tokens are supported",
+                            error="unsupported_token_type")
+        return Token.from_response(document, previous_refresh=previous_refresh)

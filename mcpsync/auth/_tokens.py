@@ -1,0 +1,310 @@
+"""Tokens and where they are kept: the :class:`Token` value, the :class:`TokenStore` interface and two stores.
+
+A store maps string keys to JSON-compatible dicts. mcpsync keeps three kinds
+of entries, all keyed by the authorization server's ``issuer`` so credentials
+are never used with another server:
+
+* ``tokens <issuer> <resource>``: the tokens for one MCP server (resource),
+  with the token endpoint and client they belong to;
+* ``client <issuer>``: a client registered dynamically with that server;
+* ``server <canonical MCP URL>``: which issuer and resource that URL used last,
+  so a new process finds its tokens without discovery.
+
+Secrets (access and refresh tokens, client secrets) never appear in a
+``repr`` or a log line.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import copy
+import json
+import logging
+import os
+import stat
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterator, Mapping, Optional, Union
+
+from ..exceptions import AuthError
+
+__all__ = ["FileTokenStore", "MemoryTokenStore", "Token", "TokenStore", "client_key", "default_token_path",
+           "server_key", "tokens_key"]
+
+log = logging.getLogger("mcpsync.auth")
+
+# Renew this long before expiry, but never earlier than 90% of the lifetime.
+RENEW_MARGIN = 60.0
+
+
+def clock() -> float:
+    """The token clock (``time.time()``): when tokens were issued, when they expire. Tests replace it."""
+    return time.time()
+
+
+def tokens_key(issuer: str, resource: str) -> str:
+    """The store key of the tokens for ``resource`` issued by ``issuer``."""
+    return f"tokens {issuer} {resource}"
+
+
+def client_key(issuer: str) -> str:
+    """The store key of the client registered with ``issuer``."""
+    return f"client {issuer}"
+
+
+def server_key(server_url: str) -> str:
+    """The store key recording which issuer and resource an MCP server URL used last."""
+    return f"server {server_url}"
+
+
+@dataclass(frozen=True)
+class Token:
+    """An access token and what came with it. Immutable; its ``repr`` shows no secret.
+
+    Attributes:
+        access_token: the bearer token.
+        expires_at: when it expires (``time.time()`` seconds), if the server said.
+        refresh_token: the refresh token, if one was issued.
+        scope: the granted scopes (space-separated), if the server said.
+        lifetime: the ``expires_in`` it was issued with, in seconds.
+    """
+
+    access_token: str = field(repr=False)
+    expires_at: Optional[float] = None
+    refresh_token: Optional[str] = field(default=None, repr=False)
+    scope: Optional[str] = None
+    lifetime: Optional[float] = None
+
+    def __repr__(self) -> str:
+        expiry = "no expiry" if self.expires_at is None else f"expires_at={self.expires_at:.0f}"
+        refresh = ", refreshable" if self.refresh_token else ""
+        return f"<Token [redacted] {expiry}{refresh} scope={self.scope!r}>"
+
+    def expiring(self, now: float) -> bool:
+        """Whether it is time to renew: within a minute of expiry (or the last tenth of its lifetime)."""
+        if self.expires_at is None:
+            return False
+        margin = RENEW_MARGIN if self.lifetime is None else min(RENEW_MARGIN, self.lifetime / 10.0)
+        return now >= self.expires_at - margin
+
+    def expired(self, now: float) -> bool:
+        """Whether it has expired."""
+        return self.expires_at is not None and now >= self.expires_at
+
+    @classmethod
+    def from_response(cls, document: Mapping[str, Any], now: Optional[float] = None,
+                      previous_refresh: Optional[str] = None) -> "Token":
+        """A token from a token endpoint's JSON answer (already checked to hold ``access_token``).
+
+        A refresh answer without a new ``refresh_token`` keeps ``previous_refresh``.
+        """
+        now = clock() if now is None else now
+        lifetime = _seconds(document.get("expires_in"))
+        refresh = document.get("refresh_token")
+        scope = document.get("scope")
+        return cls(access_token=str(document["access_token"]),
+                   expires_at=None if lifetime is None else now + lifetime,
+                   refresh_token=refresh if isinstance(refresh, str) and refresh else previous_refresh,
+                   scope=scope if isinstance(scope, str) else None, lifetime=lifetime)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The stored form."""
+        return {"access_token": self.access_token, "expires_at": self.expires_at,
+                "refresh_token": self.refresh_token, "scope": self.scope, "lifetime": self.lifetime}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Optional["Token"]:
+        """The token in a stored dict, or None if it is malformed."""
+        access = data.get("access_token")
+        if not isinstance(access, str) or not access:
+            return None
+        expires_at, lifetime = data.get("expires_at"), data.get("lifetime")
+        refresh, scope = data.get("refresh_token"), data.get("scope")
+        return cls(access_token=access,
+                   expires_at=float(expires_at) if isinstance(expires_at, (int, float)) else None,
+                   refresh_token=refresh if isinstance(refresh, str) and refresh else None,
+                   scope=scope if isinstance(scope, str) else None,
+                   lifetime=float(lifetime) if isinstance(lifetime, (int, float)) else None)
+
+
+def _seconds(value: Any) -> Optional[float]:
+    """``expires_in`` as positive seconds (some servers send a string), else None."""
+    try:
+        seconds = float(value) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else 0.0
+    except ValueError:
+        return None
+    return seconds if 0 < seconds < float("inf") else None
+
+
+class TokenStore(abc.ABC):
+    """Where :class:`~mcpsync.OAuth` keeps tokens and registered clients between uses.
+
+    Subclass it to keep them in a keyring, a database or a secrets manager:
+    three methods over string keys and JSON-compatible dict values. The
+    methods may be called from any thread (mcpsync serialises its own calls
+    per auth object, but several auth objects may share a store); they should
+    be quick, and may raise :class:`~mcpsync.AuthError` on failure (mcpsync
+    then logs a warning and keeps the tokens in memory).
+    """
+
+    @abc.abstractmethod
+    def load(self, key: str) -> Optional[Dict[str, Any]]:
+        """The value saved under ``key``, or None."""
+
+    @abc.abstractmethod
+    def save(self, key: str, value: Dict[str, Any]) -> None:
+        """Save ``value`` under ``key``, replacing what was there."""
+
+    @abc.abstractmethod
+    def delete(self, key: str) -> None:
+        """Forget ``key`` (no error if it is absent)."""
+
+
+class MemoryTokenStore(TokenStore):
+    """Keeps everything in this process's memory: nothing survives the process (tests, short jobs).
+
+    Thread-safe; values are copied in and out.
+    """
+
+    def __init__(self) -> None:
+        self._data: Dict[str, Dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<MemoryTokenStore entries={len(self._data)}>"
+
+    def load(self, key: str) -> Optional[Dict[str, Any]]:
+        with self._lock:
+            value = self._data.get(key)
+            return copy.deepcopy(value) if value is not None else None
+
+    def save(self, key: str, value: Dict[str, Any]) -> None:
+        with self._lock:
+            self._data[key] = copy.deepcopy(value)
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
+
+def default_token_path() -> Path:
+    """``tokens.json`` in the user's config directory for mcpsync.
+
+    ``%APPDATA%\\mcpsync`` on Windows, ``~/Library/Application Support/mcpsync``
+    on macOS, ``$XDG_CONFIG_HOME/mcpsync`` (default ``~/.config/mcpsync``) elsewhere.
+    """
+    home = Path.home()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    elif sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return base / "mcpsync" / "tokens.json"
+
+
+class FileTokenStore(TokenStore):
+    """Keeps tokens in one JSON file that only its owner may read (the default store of :class:`~mcpsync.OAuth`).
+
+    ::
+
+        store = mcpsync.FileTokenStore()              # ~/.config/mcpsync/tokens.json on Linux
+        store = mcpsync.FileTokenStore("tokens.json")
+
+    The directory is created with mode 0700 and the file with 0600; a file
+    found readable by others is tightened (with a warning). Every change
+    rewrites the file atomically (a temporary file, then a rename), under a
+    lock file on POSIX so processes sharing it do not lose each other's
+    writes. Thread-safe. (On Windows the file relies on the profile
+    directory's permissions.)
+
+    Args:
+        path: the file (default: :func:`default_token_path`).
+
+    Raises (from save and delete):
+        AuthError: (``token_store``) the file cannot be written.
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]", None] = None) -> None:
+        self.path = Path(path) if path is not None else default_token_path()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<FileTokenStore {str(self.path)!r}>"
+
+    def load(self, key: str) -> Optional[Dict[str, Any]]:
+        with self._lock:
+            value = self._read().get(key)
+        return value if isinstance(value, dict) else None
+
+    def save(self, key: str, value: Dict[str, Any]) -> None:
+        with self._lock, self._file_lock():
+            data = self._read()
+            data[key] = value
+            self._write(data)
+
+    def delete(self, key: str) -> None:
+        with self._lock, self._file_lock():
+            data = self._read()
+            if data.pop(key, None) is not None:
+                self._write(data)
+
+    def _read(self) -> Dict[str, Any]:
+        try:
+            with open(self.path, "rb") as f:
+                self._tighten(f.fileno())
+                data = json.loads(f.read().decode("utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("Ignoring the unreadable token file %s: %s", self.path, exc)
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _tighten(self, fd: int) -> None:
+        if os.name != "posix":
+            return
+        mode = os.fstat(fd).st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            log.warning("The token file %s was readable by others; making it owner-only", self.path)
+            os.fchmod(fd, 0o600)
+
+    def _write(self, data: Dict[str, Any]) -> None:
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise AuthError(f"Cannot write the token file {self.path}: {exc.strerror or exc}",
+                            error="token_store") from exc
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """An exclusive lock across processes (POSIX ``flock`` on a sibling lock file; nothing elsewhere)."""
+        try:
+            import fcntl
+        except ImportError:  # Windows
+            yield
+            return
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise AuthError(f"Cannot lock the token file {self.path}: {exc.strerror or exc}",
+                            error="token_store") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
