@@ -124,7 +124,7 @@ class BearerAuth(requests.auth.AuthBase):
         grant = self._grant_for_request()
         if grant is not None:
             r.headers["Authorization"] = grant.header()
-        r.register_hook("response", self._on_response)
+        r.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]  # untyped in the stubs
         return r
 
     def _on_response(self, response: requests.Response, **kwargs: Any) -> requests.Response:
