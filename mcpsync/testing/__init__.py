@@ -1,0 +1,69 @@
+"""mcpsync.testing: an in-process MCP server for testing code that uses MCP.
+
+::
+
+    from mcpsync.testing import FakeServer
+
+    server = FakeServer("calc")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with server, server.client() as client:
+        assert client.call_tool("add", {"a": 2, "b": 40}).text == "42"
+    server.assert_tool_called("add", a=2, b=40)
+
+:class:`FakeServer` declares tools, resources, resource templates and prompts
+as plain functions, speaks both protocol eras, records every request, and
+scripts the unhappy paths (slow, failing, silent and crashing servers, and the
+server's own sampling, elicitation and roots requests). :class:`Context` is
+what a function receives as ``ctx``. :class:`FakeServerMixin` adds
+``assertToolCalled`` to ``unittest`` test cases; the pytest plugin
+(:mod:`mcpsync.testing.pytest_plugin`) provides the ``fake_mcp_server``
+fixture.
+
+``import mcpsync`` does not import this package, and importing this package
+loads its parts only when a name is first used (the pytest plugin imports it
+in every test run).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import Context as Context
+    from ._context import NoAnswer as NoAnswer
+    from ._memory import FakeTransport as FakeTransport
+    from ._server import FakeServer as FakeServer
+    from ._server import RecordedNotification as RecordedNotification
+    from ._server import RecordedRequest as RecordedRequest
+    from ._unittest import FakeServerMixin as FakeServerMixin
+
+_LAZY = {
+    "Context": "_context",
+    "FakeServer": "_server",
+    "FakeServerMixin": "_unittest",
+    "FakeTransport": "_memory",
+    "NoAnswer": "_context",
+    "RecordedNotification": "_server",
+    "RecordedRequest": "_server",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpsync.testing' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:  # type: ignore[type-arg]
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,453 @@
+"""One client's connection to a FakeServer: routing, eras, and the threads that serve it.
+
+Whatever carries the messages (an in-memory transport, or stdin and stdout)
+hands each one to :meth:`Connection.receive`, which only queues it. One
+dispatcher thread per connection takes messages in arrival order, records
+requests, decides the protocol era of each, answers protocol requests itself
+and starts one worker thread per request that runs user code (``tools/call``,
+``resources/read``, ``prompts/get``), so a slow tool never holds up pings,
+cancellations or the answers to the server's own requests.
+
+Eras, as a dual-era server picks them: a request whose ``_meta`` carries
+``io.modelcontextprotocol/protocolVersion`` is served under 2026-07-28 with no
+handshake; ``initialize`` starts a legacy session and later requests without
+that ``_meta`` belong to it.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import secrets
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
+
+from .. import _jsonrpc as rpc
+from .._jsonrpc import JSONObject, RequestId
+from ..exceptions import MCPError, RequestCancelled, RequestTimeout
+from ._context import Context, Invocation, NoAnswer, abandoned
+from ._methods import (
+    LEGACY_METHODS, MODERN_METHODS, PROTOCOL_VERSION_KEY, RUNS_USER_CODE, finish_result, handle, run_user_code,
+)
+
+if TYPE_CHECKING:
+    from ._server import FakeServer
+
+__all__ = ["Connection"]
+
+log = logging.getLogger("mcpsync.testing")
+
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+JOIN_TIMEOUT = 5.0
+
+Send = Callable[[JSONObject], None]
+Drop = Callable[[str, int], None]
+
+
+class _Outgoing:
+    """A request the server sent the client, waiting for its answer."""
+
+    __slots__ = ("event", "done", "result", "error")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.done = False
+        self.result: Any = None
+        self.error: Optional[JSONObject] = None
+
+
+class Connection:
+    """One client's conversation with a :class:`~mcpsync.testing.FakeServer`.
+
+    ``send(message)`` delivers a message to the client; ``drop(reason,
+    exit_code)`` makes the connection fail as if the server died.
+
+    Thread safety: :meth:`receive`, :meth:`notify` and :meth:`close` may be
+    called from any thread.
+    """
+
+    def __init__(self, server: "FakeServer", send: Send, drop: Drop, *, index: int) -> None:
+        self.server = server
+        self.index = index
+        self._send = send
+        self._drop = drop
+        self._inbox: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._closed = False
+        self._active: Dict[RequestId, Invocation] = {}
+        self._parked: Dict[str, Invocation] = {}
+        self._outgoing: Dict[int, _Outgoing] = {}
+        self._next_id = 0
+        self._workers: Set[threading.Thread] = set()
+        # Legacy session state (set by initialize and logging/setLevel).
+        self.legacy_version: Optional[str] = None
+        self.initialized = False
+        self.client_capabilities: JSONObject = {}
+        self.client_info: JSONObject = {}
+        self.log_level: Optional[str] = None
+        self.subscriptions: Set[str] = set()
+        self._thread = threading.Thread(target=self._run, name=f"mcpsync-fake[{server.name}]-{index}", daemon=True)
+
+    def __repr__(self) -> str:
+        return f"<Connection {self.server.name!r}#{self.index} {'closed' if self._closed else 'open'}>"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def receive(self, message: Any) -> None:
+        """Queue one decoded message from the client (any thread; never blocks)."""
+        if not self._closed:
+            self._inbox.put(message)
+
+    # -- sending -------------------------------------------------------------------------------
+
+    def send(self, message: JSONObject) -> bool:
+        """Deliver ``message`` to the client; False if the connection is closed."""
+        with self._send_lock:  # one message at a time, in order
+            if self._closed:
+                return False
+            try:
+                self._send(message)
+            except Exception as exc:  # the client closed its end under us
+                log.debug("[%s] Could not send to the client: %s", self.server.name, exc)
+                return False
+        return True
+
+    def notify(self, method: str, params: Optional[JSONObject] = None) -> bool:
+        return self.send(rpc.make_notification(method, params))
+
+    def reply(self, request_id: RequestId, result: JSONObject) -> bool:
+        return self.send(rpc.make_result(request_id, result))
+
+    def error(self, request_id: Optional[RequestId], code: int, message: str, data: Any = None) -> bool:
+        return self.send(rpc.make_error(request_id, code, message, data))
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def drop(self, reason: str, exit_code: int = 1) -> None:
+        """Fail the connection as if the server crashed (the transport decides what that means)."""
+        log.info("[%s] %s", self.server.name, reason)
+        self._drop(reason, exit_code)
+
+    def drain(self, grace: float = 2.0) -> None:
+        """Serve every message already received and give running requests ``grace`` seconds to finish.
+
+        For the end of stdin: a client that wrote its last request and closed
+        its end still gets the answer, unless the request takes longer.
+        """
+        self._inbox.put(None)
+        if self._thread.ident is not None and self._thread is not threading.current_thread():
+            self._thread.join(JOIN_TIMEOUT)
+        deadline = time.monotonic() + grace
+        for worker in self._snapshot_workers():
+            worker.join(max(0.0, deadline - time.monotonic()))
+
+    def close(self, reason: str = "connection closed") -> None:
+        """Stop serving: cancel every run, fail the server's own pending requests, join the threads.
+
+        Idempotent; safe from any thread, including this connection's own.
+        """
+        with self._lock:
+            already = self._closed
+            self._closed = True
+            runs = list(self._active.values()) + list(self._parked.values())
+            self._active.clear()
+            self._parked.clear()
+            outgoing = list(self._outgoing.values())
+        if not already:
+            self._inbox.put(None)
+            for run in runs:
+                run.cancel(reason)
+            for pending in outgoing:
+                pending.event.set()
+            self.server._connection_closed(self)
+        current = threading.current_thread()
+        for thread in [self._thread, *self._snapshot_workers()]:
+            if thread is not current and thread.ident is not None:
+                thread.join(JOIN_TIMEOUT)
+                if thread.is_alive():
+                    log.warning("[%s] %s did not finish within %ss of the close (a fake that ignores "
+                                "ctx.cancelled?)", self.server.name, thread.name, JOIN_TIMEOUT)
+
+    def _snapshot_workers(self) -> List[threading.Thread]:
+        with self._lock:
+            return list(self._workers)
+
+    # -- the dispatcher thread -------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            message = self._inbox.get()
+            if message is None:
+                return
+            if self._closed:
+                continue  # closed: drain the queue up to the stop mark, serving nothing
+            try:
+                self._dispatch(message)
+            except Exception:
+                log.exception("[%s] Failed to handle %r", self.server.name, message)
+
+    def _dispatch(self, message: Any) -> None:
+        if isinstance(message, list):  # a 2025-03-26 batch: serve each member
+            for item in message:
+                self._dispatch(item)
+            return
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            self.error(None, rpc.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+            return
+        method = message.get("method")
+        if isinstance(method, str) and "id" in message:
+            self._on_request(message["id"], method, message.get("params"))
+        elif isinstance(method, str):
+            params = message.get("params")
+            self._on_notification(method, params if isinstance(params, dict) else {})
+        elif "id" in message and ("result" in message or "error" in message):
+            self._on_response(message)
+        else:
+            self.error(message.get("id"), rpc.INVALID_REQUEST, "Invalid Request: no method, result or error")
+
+    def _on_notification(self, method: str, params: JSONObject) -> None:
+        self.server._record_notification(self, method, params)
+        if method == "notifications/initialized":
+            self.initialized = True
+        elif method == "notifications/cancelled":
+            target: Any = params.get("requestId")
+            with self._lock:
+                run = self._active.get(target) if rpc._valid_id(target) else None
+            if run is not None:
+                run.cancel(str(params.get("reason") or "cancelled by the client"))
+
+    def _on_response(self, message: JSONObject) -> None:
+        with self._lock:
+            pending = self._outgoing.get(message["id"]) if type(message["id"]) is int else None
+        if pending is None:
+            log.debug("[%s] Dropping a response for unknown id %r", self.server.name, message["id"])
+            return
+        error = message.get("error")
+        pending.error = error if isinstance(error, dict) else None
+        pending.result = message.get("result")
+        pending.done = True
+        pending.event.set()
+
+    def _on_request(self, request_id: Any, method: str, raw_params: Any) -> None:
+        if not rpc._valid_id(request_id):
+            self.error(None, rpc.INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+            return
+        params: JSONObject = raw_params if isinstance(raw_params, dict) else {}
+        raw_meta = params.get("_meta")
+        meta: JSONObject = raw_meta if isinstance(raw_meta, dict) else {}
+        requested = meta.get(PROTOCOL_VERSION_KEY)
+        server = self.server
+        if requested is not None and server.modern_versions:
+            era: Optional[str] = "modern"
+        elif method in ("initialize", "ping") or self.legacy_version is not None:
+            era = "legacy"
+        else:
+            era = None
+        version = requested if era == "modern" else self.legacy_version
+        if method == "initialize" and era == "legacy" and isinstance(params.get("protocolVersion"), str):
+            version = params["protocolVersion"]  # the version asked for
+        retry = era == "modern" and "requestState" in params
+        record, fault = server._record_request(self, request_id, method, params, era, version, retry)
+        if fault is not None:
+            if fault.action == "crash":
+                self.drop(f"FakeServer {server.name!r} crashed at request #{record.index} ({method})",
+                          fault.exit_code)
+                return
+            if fault.action == "error":
+                self.error(request_id, fault.code, fault.message, fault.data)
+            return  # "hang": never answer
+        if raw_params is not None and not isinstance(raw_params, dict):
+            self.error(request_id, rpc.INVALID_PARAMS, "Invalid params: expected an object")
+        elif era == "modern":
+            self._serve_modern(request_id, method, params, meta, str(requested))
+        elif era == "legacy" and method in LEGACY_METHODS:
+            self._serve(request_id, method, params, "legacy", self.legacy_version)
+        else:
+            self._refuse(request_id, method)
+
+    def _refuse(self, request_id: RequestId, method: str) -> None:
+        """A request that belongs to no era: no ``_meta`` version, and no handshake (or not a legacy method)."""
+        if self.server.modern_versions and method in MODERN_METHODS:
+            self.error(request_id, rpc.INVALID_PARAMS,
+                       f"Missing required _meta field {PROTOCOL_VERSION_KEY!r} (or send initialize first)")
+        elif method not in LEGACY_METHODS:
+            self.error(request_id, rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        else:
+            self.error(request_id, rpc.INVALID_REQUEST, "Server not initialized: send initialize first")
+
+    def _serve_modern(self, request_id: RequestId, method: str, params: JSONObject, meta: JSONObject,
+                      requested: str) -> None:
+        server = self.server
+        if requested not in server.modern_versions:
+            self.error(request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                       {"supported": list(server.modern_versions) + list(server.legacy_versions),
+                        "requested": requested})
+        elif not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
+            self.error(request_id, rpc.INVALID_PARAMS, f"Missing required _meta field {CLIENT_CAPABILITIES_KEY!r}")
+        elif method not in MODERN_METHODS:
+            self.error(request_id, rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        elif "requestState" in params and method in RUNS_USER_CODE:
+            self._resume(request_id, method, params)
+        else:
+            self._serve(request_id, method, params, "modern", requested)
+
+    def _serve(self, request_id: RequestId, method: str, params: JSONObject, era: str,
+               version: Optional[str]) -> None:
+        run = Invocation(self, request_id, method, params, era, version)
+        if method not in RUNS_USER_CODE:
+            self._answer(run, lambda: handle(self, run))
+            return
+        with self._lock:
+            if self._closed:
+                return
+            self._active[request_id] = run
+            worker = threading.Thread(target=self._work, args=(run,), daemon=True,
+                                      name=f"mcpsync-fake[{self.server.name}]-{method}-{request_id}")
+            self._workers.add(worker)
+        worker.start()
+
+    def _work(self, run: Invocation) -> None:
+        try:
+            self._answer(run, lambda: run_user_code(self, run, Context(run)))
+        finally:
+            with self._lock:
+                self._workers.discard(threading.current_thread())
+
+    def _answer(self, run: Invocation, produce: Callable[[], JSONObject]) -> None:
+        """Run ``produce`` and answer the run's current request with its result or error."""
+        try:
+            outcome: Optional[JSONObject] = produce()
+            failure: Optional[MCPError] = None
+        except NoAnswer:
+            outcome, failure = None, None
+        except RequestCancelled as exc:
+            if run.cancelled.is_set() or run.request_id is None:
+                outcome, failure = None, None  # cancelled by the client, or abandoned: no answer is expected
+            else:
+                outcome, failure = None, MCPError(rpc.INTERNAL_ERROR, f"Request cancelled: {exc.reason}")
+        except MCPError as exc:
+            outcome, failure = None, exc
+        except Exception as exc:
+            log.exception("[%s] %s failed", self.server.name, run.method)
+            outcome, failure = None, MCPError(rpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+        with self._lock:
+            request_id = run.request_id
+            run.request_id = None
+            if request_id is not None:
+                self._active.pop(request_id, None)
+        if request_id is None or run.cancelled.is_set() or (outcome is None and failure is None):
+            return
+        if failure is not None:
+            self.error(request_id, failure.code, failure.message, failure.data)
+        else:
+            self.reply(request_id, finish_result(self, run, outcome or {}))
+
+    # -- the server's requests to the client -------------------------------------------------
+
+    def request_client(self, run: Invocation, method: str, params: JSONObject,
+                       timeout: Optional[float]) -> Any:
+        """Legacy: send ``method`` to the client and block for its result (cancelled with ``run``)."""
+        limit = self.server.request_timeout if timeout is None else timeout
+        pending = _Outgoing()
+        with self._lock:
+            if self._closed:
+                raise abandoned()
+            self._next_id += 1
+            request_id = self._next_id
+            self._outgoing[request_id] = pending
+        run.add_waker(pending.event)
+        try:
+            if not self.send(rpc.make_request(request_id, method, params)):
+                raise abandoned()
+            pending.event.wait(limit)
+            if pending.done:
+                if pending.error is not None:
+                    raise MCPError(int(pending.error.get("code", rpc.INTERNAL_ERROR)),
+                                   str(pending.error.get("message", "")), pending.error.get("data"))
+                return pending.result
+            # Cancelled, closed or timed out: tell the client we stopped waiting.
+            reason = run.cancel_reason or "the server stopped waiting"
+            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            if run.cancelled.is_set() or self._closed:
+                raise abandoned()
+            raise RequestTimeout(f"The client did not answer {method} within {limit}s", method=method,
+                                 timeout=limit)
+        finally:
+            run.remove_waker(pending.event)
+            with self._lock:
+                self._outgoing.pop(request_id, None)
+
+    def ask_for_input(self, run: Invocation, method: str, params: JSONObject,
+                      timeout: Optional[float]) -> Any:
+        """2026-07-28: answer the current request ``input_required`` and wait for the retry with the input."""
+        run.inputs_asked += 1
+        key = f"{method.split('/')[0]}-{run.inputs_asked}"
+        token = secrets.token_urlsafe(18)
+        with self._lock:
+            request_id = run.request_id
+            if self._closed or request_id is None or run.cancelled.is_set():
+                raise abandoned()
+            self._active.pop(request_id, None)
+            run.request_id = None
+            run.waiting = {key: {"method": method, "params": params}}
+            run.state_token = token
+            run.input_ready = False
+            ready = run.resumed = threading.Event()
+            self._parked[token] = run
+        self.reply(request_id, self._input_required(run))
+        run.add_waker(ready)
+        try:
+            ready.wait(self.server.input_timeout if timeout is None else timeout)
+        finally:
+            run.remove_waker(ready)
+        with self._lock:
+            if not run.input_ready:
+                self._parked.pop(token, None)
+                run.cancel("the client did not retry with the input")
+                raise abandoned()
+            response = run.input_response
+            run.waiting = None
+        return response
+
+    def _input_required(self, run: Invocation) -> JSONObject:
+        result: JSONObject = {"resultType": "input_required", "inputRequests": dict(run.waiting or {}),
+                              "requestState": run.state_token}
+        return finish_result(self, run, result)
+
+    def _resume(self, request_id: RequestId, method: str, params: JSONObject) -> None:
+        token = params.get("requestState")
+        with self._lock:
+            run = self._parked.get(token) if isinstance(token, str) else None
+        if run is None:
+            self.error(request_id, rpc.INVALID_PARAMS, "Invalid params: unknown or expired requestState")
+            return
+        target = params.get("uri") if method == "resources/read" else params.get("name")
+        if run.method != method or run.target != target:
+            self.error(request_id, rpc.INVALID_PARAMS, "Invalid params: requestState belongs to another request")
+            return
+        responses = params.get("inputResponses")
+        key = next(iter(run.waiting or {}), None)
+        if not isinstance(responses, dict) or key not in responses:
+            # The input is missing: ask for it again, on this request.
+            run.switch_to(request_id, params)
+            self.reply(request_id, self._input_required(run))
+            run.request_id = None
+            return
+        with self._lock:
+            if self._parked.pop(str(token), None) is None:
+                self.error(request_id, rpc.INVALID_PARAMS, "Invalid params: requestState already used")
+                return
+            run.switch_to(request_id, params)
+            run.input_response = responses[key]
+            run.input_ready = True
+            self._active[request_id] = run
+            ready = run.resumed
+        ready.set()

@@ -1,0 +1,315 @@
+"""The request context a fake tool, resource or prompt function receives as ``ctx``.
+
+An :class:`Invocation` is one run of a user function. Under the 2026-07-28
+protocol one run can span several wire requests (the first request, then each
+retry that brings the client's input), so the run keeps the *current* request:
+its id, its ``_meta`` and whether the client cancelled it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Union
+
+from .._jsonrpc import JSONObject, RequestId
+from ..exceptions import MCPError, RequestCancelled
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+    from ._server import FakeServer
+
+__all__ = ["Context", "Invocation", "LOG_LEVELS", "MISSING_CLIENT_CAPABILITY", "NoAnswer"]
+
+#: RFC 5424 levels, least severe first (``notifications/message``).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+#: 2026-07-28 ``MissingRequiredClientCapabilityError``; also used here for legacy clients.
+MISSING_CLIENT_CAPABILITY = -32021
+
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+
+
+class NoAnswer(Exception):
+    """Raised inside a fake function to end it without answering the request."""
+
+
+class Invocation:
+    """One run of a user function and the wire request it currently answers."""
+
+    def __init__(self, connection: "Connection", request_id: RequestId, method: str, params: JSONObject,
+                 era: str, protocol_version: Optional[str]) -> None:
+        self.connection = connection
+        self.method = method
+        self.params = params
+        self.era = era
+        self.protocol_version = protocol_version
+        self.request_id: Optional[RequestId] = request_id  # None once answered or abandoned
+        self.meta: JSONObject = _meta_of(params)
+        self.cancelled = threading.Event()
+        self.cancel_reason: Optional[str] = None
+        self._wakers: Set[threading.Event] = set()
+        self._lock = threading.Lock()
+        # 2026-07-28 input requests (MRTR): what the run waits for, and the client's answer.
+        self.inputs_asked = 0
+        self.waiting: Optional[JSONObject] = None
+        self.state_token: Optional[str] = None
+        self.input_ready = False
+        self.input_response: Any = None
+        self.resumed = threading.Event()
+
+    @property
+    def target(self) -> Any:
+        """What the request is about (tool name, resource URI or prompt name)."""
+        return self.params.get("uri") if self.method == "resources/read" else self.params.get("name")
+
+    def cancel(self, reason: Optional[str]) -> None:
+        with self._lock:
+            if self.cancelled.is_set():
+                return
+            self.cancel_reason = reason
+            self.cancelled.set()
+            wakers = list(self._wakers)
+        for event in wakers:
+            event.set()
+
+    def add_waker(self, event: threading.Event) -> None:
+        """Also set ``event`` when the run is cancelled (at once if it already is)."""
+        with self._lock:
+            self._wakers.add(event)
+            cancelled = self.cancelled.is_set()
+        if cancelled:
+            event.set()
+
+    def remove_waker(self, event: threading.Event) -> None:
+        with self._lock:
+            self._wakers.discard(event)
+
+    def switch_to(self, request_id: RequestId, params: JSONObject) -> None:
+        """Answer ``request_id`` from now on (a 2026-07-28 retry that brought input)."""
+        self.request_id = request_id
+        self.meta = _meta_of(params)
+
+
+class Context:
+    """What a fake function can do while it serves a request.
+
+    A tool, resource or prompt function gets one when it has a parameter named
+    ``ctx`` (or annotated ``Context``)::
+
+        @server.tool()
+        def deploy(ctx: Context, target: str) -> str:
+            ctx.progress(1, 3, "building")
+            if ctx.elicit("Deploy?", {"type": "object", "properties": {}})["action"] != "accept":
+                return "not deployed"
+            ctx.progress(3, 3, "done")
+            return f"deployed {target}"
+
+    Over a legacy connection (``initialize`` handshake) :meth:`sample`,
+    :meth:`elicit` and :meth:`list_roots` are requests from server to client.
+    Under 2026-07-28 they become an ``input_required`` result: the function
+    stays blocked while the client gathers the input and retries the request,
+    then carries on and answers the retry.
+
+    Thread safety: each run has its own context, used from the thread that runs
+    the function.
+    """
+
+    def __init__(self, invocation: Invocation) -> None:
+        self._run = invocation
+
+    def __repr__(self) -> str:
+        return f"<Context {self._run.method} id={self._run.request_id!r} era={self._run.era}>"
+
+    # -- what is being served ------------------------------------------------------------
+
+    @property
+    def server(self) -> "FakeServer":
+        """The server this request came to."""
+        return self._run.connection.server
+
+    @property
+    def request_id(self) -> Optional[RequestId]:
+        """The JSON-RPC id being answered (it changes when a 2026-07-28 retry arrives)."""
+        return self._run.request_id
+
+    @property
+    def method(self) -> str:
+        """The method being served (``tools/call``, ``resources/read`` or ``prompts/get``)."""
+        return self._run.method
+
+    @property
+    def params(self) -> JSONObject:
+        """The request's ``params`` (those of the first request, for a retried one)."""
+        return self._run.params
+
+    @property
+    def meta(self) -> JSONObject:
+        """The current request's ``_meta`` (empty when it has none)."""
+        return self._run.meta
+
+    @property
+    def era(self) -> str:
+        """``"legacy"`` (after an ``initialize`` handshake) or ``"modern"`` (2026-07-28 ``_meta``)."""
+        return self._run.era
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The negotiated version (legacy) or the one the request carries (2026-07-28)."""
+        return self._run.protocol_version
+
+    @property
+    def client_capabilities(self) -> JSONObject:
+        """What the client declared: at ``initialize`` (legacy) or on this request (2026-07-28)."""
+        if self._run.era == "modern":
+            capabilities = self._run.meta.get(CLIENT_CAPABILITIES_KEY)
+            return capabilities if isinstance(capabilities, dict) else {}
+        return self._run.connection.client_capabilities
+
+    @property
+    def client_info(self) -> JSONObject:
+        """Who the client says it is (``clientInfo``), at ``initialize`` or on this request."""
+        if self._run.era == "modern":
+            info = self._run.meta.get(CLIENT_INFO_KEY)
+            return info if isinstance(info, dict) else {}
+        return self._run.connection.client_info
+
+    # -- cancellation and time -------------------------------------------------------------
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client cancelled this request or the connection closed."""
+        return self._run.cancelled.is_set()
+
+    @property
+    def cancel_reason(self) -> Optional[str]:
+        """Why the request was cancelled (the client's ``reason``), once it is."""
+        return self._run.cancel_reason
+
+    def wait_cancelled(self, timeout: Optional[float] = None) -> bool:
+        """Block until the request is cancelled (True) or ``timeout`` seconds pass (False)."""
+        return self._run.cancelled.wait(timeout)
+
+    def sleep(self, seconds: float) -> bool:
+        """Sleep, waking early if the request is cancelled; True if the whole time passed.
+
+        Use this rather than ``time.sleep`` so a closed client or server never
+        waits for a slow fake to finish.
+        """
+        return not self._run.cancelled.wait(seconds)
+
+    def hang(self) -> None:
+        """Never answer: block until the client cancels or the connection closes, then end silently."""
+        self._run.cancelled.wait()
+        raise NoAnswer()
+
+    # -- notifications ------------------------------------------------------------------------
+
+    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> bool:
+        """Send ``notifications/progress`` if the client asked for progress; says whether it did."""
+        token = self._run.meta.get("progressToken")
+        if token is None:
+            return False
+        params: JSONObject = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        return self._run.connection.notify("notifications/progress", params)
+
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool:
+        """Send ``notifications/message`` if the client wants ``level``; says whether it did.
+
+        Legacy: everything unless ``logging/setLevel`` set a higher level.
+        2026-07-28: only when the request's ``_meta`` carries a log level at
+        or below ``level``.
+        """
+        if level not in LOG_LEVELS:
+            raise ValueError(f"Unknown log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
+        if self._run.era == "modern":
+            threshold = self._run.meta.get(LOG_LEVEL_KEY)
+            if threshold not in LOG_LEVELS:
+                return False
+        else:
+            threshold = self._run.connection.log_level or "debug"
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(str(threshold)):
+            return False
+        params: JSONObject = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        return self._run.connection.notify("notifications/message", params)
+
+    def notify(self, method: str, params: Optional[JSONObject] = None) -> bool:
+        """Send any notification to the client; False if the connection is closed."""
+        return self._run.connection.notify(method, params)
+
+    # -- asking the client ----------------------------------------------------------------------
+
+    def sample(self, messages: Union[str, Sequence[Any]], *, max_tokens: int = 256,
+               timeout: Optional[float] = None, **params: Any) -> JSONObject:
+        """Ask the client's model (``sampling/createMessage``); returns the client's result dict.
+
+        ``messages`` is a string (one user message) or a list of strings and
+        ``{"role", "content"}`` dicts; other ``params`` (``systemPrompt``,
+        ``modelPreferences``, ...) are sent as given.
+
+        Raises:
+            MCPError: the client answered with an error, or did not declare ``sampling``.
+            RequestTimeout: a legacy client did not answer within ``timeout``.
+            RequestCancelled: the request was cancelled or the client never retried.
+        """
+        items = [messages] if isinstance(messages, str) else list(messages)
+        wire = [_sampling_message(item) for item in items]
+        return self._ask("sampling/createMessage", {"messages": wire, "maxTokens": max_tokens, **params},
+                         "sampling", timeout)
+
+    def elicit(self, message: str, schema: Optional[JSONObject] = None, *,
+               timeout: Optional[float] = None, **params: Any) -> JSONObject:
+        """Ask the user through the client (``elicitation/create``); returns ``{"action", "content"?}``.
+
+        ``schema`` is the ``requestedSchema`` (a flat object schema; by default
+        one with no properties, a plain confirmation). Raises like :meth:`sample`.
+        """
+        requested = schema if schema is not None else {"type": "object", "properties": {}}
+        return self._ask("elicitation/create", {"message": message, "requestedSchema": requested, **params},
+                         "elicitation", timeout)
+
+    def list_roots(self, *, timeout: Optional[float] = None) -> List[JSONObject]:
+        """The client's roots (``roots/list``), as ``{"uri", "name"?}`` dicts. Raises like :meth:`sample`."""
+        result = self._ask("roots/list", {}, "roots", timeout)
+        roots = result.get("roots") if isinstance(result, dict) else None
+        return [root for root in roots if isinstance(root, dict)] if isinstance(roots, list) else []
+
+    def _ask(self, method: str, params: JSONObject, capability: str, timeout: Optional[float]) -> JSONObject:
+        if capability not in self.client_capabilities:
+            raise MCPError(MISSING_CLIENT_CAPABILITY,
+                           f"The client did not declare the {capability!r} capability needed for {method}",
+                           {"requiredCapabilities": {capability: {}}})
+        connection = self._run.connection
+        if self._run.era == "modern":
+            result = connection.ask_for_input(self._run, method, params, timeout)
+        else:
+            result = connection.request_client(self._run, method, params, timeout)
+        if not isinstance(result, dict):
+            raise MCPError(-32603, f"The client's answer to {method} is not an object")
+        return result
+
+
+def _sampling_message(item: Any) -> JSONObject:
+    if isinstance(item, str):
+        return {"role": "user", "content": {"type": "text", "text": item}}
+    message: Dict[str, Any] = dict(item)
+    if isinstance(message.get("content"), str):
+        message["content"] = {"type": "text", "text": message["content"]}
+    message.setdefault("role", "user")
+    return message
+
+
+def _meta_of(params: JSONObject) -> JSONObject:
+    meta = params.get("_meta")
+    return meta if isinstance(meta, dict) else {}
+
+
+def abandoned() -> RequestCancelled:
+    """The error a run gets when its request is gone (cancelled, abandoned or closed)."""
+    return RequestCancelled("the request was cancelled or its connection closed")

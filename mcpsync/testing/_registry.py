@@ -1,0 +1,286 @@
+"""What a FakeServer offers (tools, resources, resource templates, prompts) and their wire forms.
+
+Each definition keeps the user's function and the metadata it was declared
+with; the ``*_result`` functions turn what a function returned into the
+result the protocol expects.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import inspect
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Pattern
+
+from .._jsonrpc import JSONObject
+from ..types import (
+    AudioContent, CallToolResult, Content, EmbeddedResource, GetPromptResult, ImageContent, MCPObject,
+    ReadResourceResult, ResourceContents, ResourceLink, TextContent,
+)
+from ._schema import signature_schema
+
+__all__ = [
+    "PromptDef", "ResourceDef", "TemplateDef", "ToolDef", "call", "prompt_result", "resource_contents",
+    "tool_result",
+]
+
+
+@dataclass
+class ToolDef:
+    """One tool: its function and how it is listed."""
+
+    name: str
+    fn: Callable[..., Any]
+    input_schema: JSONObject
+    context: Optional[str]
+    description: Optional[str] = None
+    title: Optional[str] = None
+    output_schema: Optional[JSONObject] = None
+    annotations: Optional[JSONObject] = None
+    meta: Optional[JSONObject] = None
+
+    @classmethod
+    def build(cls, fn: Callable[..., Any], *, name: Optional[str] = None, description: Optional[str] = None,
+              input_schema: Optional[Mapping[str, Any]] = None, output_schema: Optional[Mapping[str, Any]] = None,
+              title: Optional[str] = None, annotations: Optional[Mapping[str, Any]] = None,
+              meta: Optional[Mapping[str, Any]] = None) -> "ToolDef":
+        schema, context = signature_schema(fn)
+        return cls(
+            name=name or fn.__name__, fn=fn, context=context,
+            input_schema=copy.deepcopy(dict(input_schema)) if input_schema is not None else schema,
+            description=description if description is not None else _summary(fn), title=title,
+            output_schema=copy.deepcopy(dict(output_schema)) if output_schema is not None else None,
+            annotations=dict(annotations) if annotations is not None else None,
+            meta=dict(meta) if meta is not None else None,
+        )
+
+    def wire(self) -> JSONObject:
+        tool: JSONObject = {"name": self.name, "inputSchema": copy.deepcopy(self.input_schema)}
+        _put(tool, "title", self.title)
+        _put(tool, "description", self.description)
+        _put(tool, "outputSchema", copy.deepcopy(self.output_schema))
+        _put(tool, "annotations", copy.deepcopy(self.annotations))
+        _put(tool, "_meta", copy.deepcopy(self.meta))
+        return tool
+
+
+@dataclass
+class ResourceDef:
+    """One resource at a fixed URI."""
+
+    uri: str
+    fn: Callable[..., Any]
+    context: Optional[str]
+    name: str
+    description: Optional[str] = None
+    mime_type: Optional[str] = None
+    title: Optional[str] = None
+
+    def wire(self) -> JSONObject:
+        resource: JSONObject = {"uri": self.uri, "name": self.name}
+        _put(resource, "title", self.title)
+        _put(resource, "description", self.description)
+        _put(resource, "mimeType", self.mime_type)
+        return resource
+
+
+@dataclass
+class TemplateDef:
+    """Resources whose URIs match an RFC 6570 template (``{var}`` and ``{+var}`` forms)."""
+
+    uri_template: str
+    fn: Callable[..., Any]
+    context: Optional[str]
+    name: str
+    description: Optional[str] = None
+    mime_type: Optional[str] = None
+    title: Optional[str] = None
+    pattern: Pattern[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pattern = _template_pattern(self.uri_template)
+
+    def match(self, uri: str) -> Optional[Dict[str, str]]:
+        found = self.pattern.fullmatch(uri)
+        return dict(found.groupdict()) if found else None
+
+    def wire(self) -> JSONObject:
+        template: JSONObject = {"uriTemplate": self.uri_template, "name": self.name}
+        _put(template, "title", self.title)
+        _put(template, "description", self.description)
+        _put(template, "mimeType", self.mime_type)
+        return template
+
+
+@dataclass
+class PromptDef:
+    """One prompt: its function and its (string) arguments."""
+
+    name: str
+    fn: Callable[..., Any]
+    context: Optional[str]
+    arguments: List[JSONObject]
+    description: Optional[str] = None
+    title: Optional[str] = None
+
+    @classmethod
+    def build(cls, fn: Callable[..., Any], *, name: Optional[str] = None, description: Optional[str] = None,
+              title: Optional[str] = None) -> "PromptDef":
+        schema, context = signature_schema(fn)
+        required = set(schema.get("required") or ())
+        arguments: List[JSONObject] = []
+        for arg_name, arg_schema in schema["properties"].items():
+            argument: JSONObject = {"name": arg_name, "required": arg_name in required}
+            _put(argument, "description", arg_schema.get("description"))
+            arguments.append(argument)
+        return cls(name=name or fn.__name__, fn=fn, context=context, arguments=arguments,
+                   description=description if description is not None else _summary(fn), title=title)
+
+    def wire(self) -> JSONObject:
+        prompt: JSONObject = {"name": self.name, "arguments": copy.deepcopy(self.arguments)}
+        _put(prompt, "title", self.title)
+        _put(prompt, "description", self.description)
+        return prompt
+
+
+def call(fn: Callable[..., Any], context_name: Optional[str], ctx: Any, arguments: Mapping[str, Any]) -> Any:
+    """Call a user function with ``arguments`` as keywords (and ``ctx`` if it takes one)."""
+    kwargs = dict(arguments)
+    if context_name is not None:
+        kwargs[context_name] = ctx
+    return fn(**kwargs)
+
+
+def tool_result(value: Any) -> JSONObject:
+    """The ``CallToolResult`` wire dict for what a tool function returned.
+
+    ``str`` is one text block; a content object or a list of content blocks is
+    the content; a dict is ``structuredContent`` plus its JSON as text; other
+    JSON values are their JSON text; ``None`` is no content; a
+    :class:`~mcpsync.CallToolResult` is used as it is.
+    """
+    if isinstance(value, CallToolResult):
+        return value.to_dict()
+    if isinstance(value, MCPObject):
+        return {"content": [_block(value)]}
+    if value is None:
+        return {"content": []}
+    if isinstance(value, str):
+        return {"content": [_text(value)]}
+    if isinstance(value, (list, tuple)) and value and all(_is_block(item) for item in value):
+        return {"content": [_block(item) for item in value]}
+    if isinstance(value, dict):
+        return {"content": [_text(json.dumps(value))], "structuredContent": value}
+    return {"content": [_text(json.dumps(value))]}
+
+
+def resource_contents(uri: str, mime_type: Optional[str], value: Any) -> List[JSONObject]:
+    """The ``contents`` list for what a resource function returned.
+
+    ``str`` is text, ``bytes`` a base64 blob, a dict with ``text`` or ``blob``
+    one contents entry, any other dict or list JSON text; a list of those is
+    several entries.
+    """
+    if isinstance(value, ReadResourceResult):
+        return [item.to_dict() for item in value.contents]
+    if isinstance(value, ResourceContents):
+        return [value.to_dict()]
+    if isinstance(value, (bytes, bytearray)):
+        return [{"uri": uri, "mimeType": mime_type or "application/octet-stream",
+                 "blob": base64.b64encode(bytes(value)).decode("ascii")}]
+    if isinstance(value, str):
+        return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]
+    if isinstance(value, dict) and ("text" in value or "blob" in value):
+        return [{"uri": uri, **value}]
+    if isinstance(value, list) and value and all(isinstance(v, (str, bytes, dict, ResourceContents)) for v in value):
+        return [entry for item in value for entry in resource_contents(uri, mime_type, item)]
+    return [{"uri": uri, "mimeType": mime_type or "application/json", "text": json.dumps(value)}]
+
+
+def prompt_result(value: Any, description: Optional[str]) -> JSONObject:
+    """The ``GetPromptResult`` wire dict for what a prompt function returned.
+
+    ``str`` is one user message; a list holds messages as strings (user),
+    ``(role, text)`` pairs, ``{"role", "content"}`` dicts or
+    :class:`~mcpsync.PromptMessage` objects.
+    """
+    if isinstance(value, GetPromptResult):
+        return value.to_dict()
+    items = value if isinstance(value, (list, tuple)) else [value]
+    result: JSONObject = {"messages": [_message(item) for item in items]}
+    _put(result, "description", description)
+    return result
+
+
+def _message(item: Any) -> JSONObject:
+    if isinstance(item, MCPObject):
+        return item.to_dict()
+    if isinstance(item, str):
+        return {"role": "user", "content": _text(item)}
+    if isinstance(item, tuple) and len(item) == 2:
+        role, text = item
+        return {"role": str(role), "content": _text(str(text))}
+    if isinstance(item, dict):
+        message = dict(item)
+        content = message.get("content")
+        if isinstance(content, str):
+            message["content"] = _text(content)
+        elif isinstance(content, MCPObject):
+            message["content"] = _block(content)
+        message.setdefault("role", "user")
+        return message
+    return {"role": "user", "content": _text(json.dumps(item))}
+
+
+_BLOCK_TYPES: Dict[type, str] = {
+    TextContent: "text", ImageContent: "image", AudioContent: "audio", ResourceLink: "resource_link",
+    EmbeddedResource: "resource",
+}
+
+
+def _block(item: Any) -> JSONObject:
+    """A content block's wire dict, with its ``type`` filled in when the object was built without one."""
+    if not isinstance(item, MCPObject):
+        return dict(item)
+    block = item.to_dict()
+    kind = _BLOCK_TYPES.get(type(item))
+    if kind is not None:
+        block.setdefault("type", kind)
+    return block
+
+
+def _is_block(item: Any) -> bool:
+    return isinstance(item, Content) or (isinstance(item, dict) and isinstance(item.get("type"), str))
+
+
+def _text(text: str) -> JSONObject:
+    return {"type": "text", "text": text}
+
+
+def _put(target: JSONObject, key: str, value: Any) -> None:
+    if value is not None:
+        target[key] = value
+
+
+def _summary(fn: Callable[..., Any]) -> Optional[str]:
+    doc = inspect.getdoc(fn)
+    if not doc:
+        return None
+    return doc.split("\n\n", 1)[0].replace("\n", " ").strip() or None
+
+
+_TEMPLATE_PART = re.compile(r"\{([+#]?)([A-Za-z0-9_]+)\}")
+
+
+def _template_pattern(template: str) -> Pattern[str]:
+    pattern, position = "", 0
+    for found in _TEMPLATE_PART.finditer(template):
+        pattern += re.escape(template[position:found.start()])
+        operator, name = found.groups()
+        pattern += f"(?P<{name}>.+)" if operator else f"(?P<{name}>[^/?#]+)"
+        position = found.end()
+    pattern += re.escape(template[position:])
+    return re.compile(pattern)

@@ -1,0 +1,604 @@
+"""FakeServer: an in-process MCP server, declared with plain functions, that records what it is asked."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import (
+    TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union,
+    overload,
+)
+
+from .._engine import DEFAULT_TIMEOUT
+from .._jsonrpc import JSONObject, RequestId
+from ._connection import Connection, Drop, Send
+from ._registry import PromptDef, ResourceDef, TemplateDef, ToolDef
+
+if TYPE_CHECKING:
+    from ..client import Client
+    from ._memory import FakeTransport
+
+__all__ = ["FakeServer", "LEGACY_VERSIONS", "MODERN_VERSIONS", "RecordedNotification", "RecordedRequest"]
+
+#: Versions reached through the ``initialize`` handshake, oldest first.
+LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: Versions served per request, with ``_meta`` and no handshake.
+MODERN_VERSIONS = ("2026-07-28",)
+
+F = TypeVar("F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+Completer = Callable[[str, str], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received, as it arrived."""
+
+    index: int
+    """Position among every request this server received (from 1)."""
+    method: str
+    """The JSON-RPC method."""
+    params: JSONObject
+    """The request's ``params`` as received (empty when it had none)."""
+    id: RequestId
+    """The JSON-RPC id the client gave it."""
+    era: Optional[str]
+    """``"legacy"``, ``"modern"`` (2026-07-28 ``_meta``) or None (neither: refused)."""
+    protocol_version: Optional[str]
+    """The version it was served under (for ``initialize``: the version asked for)."""
+    connection: int
+    """Which connection it came on (from 1)."""
+    retry: bool = False
+    """A 2026-07-28 retry carrying ``requestState`` (it continues an earlier call)."""
+
+    @property
+    def tool(self) -> Optional[str]:
+        """The tool name of a ``tools/call``."""
+        name = self.params.get("name")
+        return name if self.method == "tools/call" and isinstance(name, str) else None
+
+    @property
+    def arguments(self) -> JSONObject:
+        """The ``arguments`` of a ``tools/call`` or ``prompts/get`` (empty otherwise)."""
+        arguments = self.params.get("arguments")
+        return arguments if isinstance(arguments, dict) else {}
+
+    @property
+    def meta(self) -> JSONObject:
+        """The request's ``_meta`` (empty when it had none)."""
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+
+@dataclass(frozen=True)
+class RecordedNotification:
+    """One notification the client sent (``notifications/initialized``, ``notifications/cancelled``, ...)."""
+
+    method: str
+    """The notification's method."""
+    params: JSONObject
+    """Its ``params`` (empty when it had none)."""
+    connection: int
+    """Which connection it came on (from 1)."""
+
+
+@dataclass
+class _Fault:
+    action: str  # "crash", "hang" or "error"
+    nth: int
+    method: Optional[str]
+    tool: Optional[str]
+    exit_code: int = 1
+    code: int = 0
+    message: str = ""
+    data: Any = None
+    seen: int = field(default=0, init=False)
+
+    def matches(self, record: RecordedRequest) -> bool:
+        if self.tool is not None:
+            return record.tool == self.tool and not record.retry
+        return self.method is None or record.method == self.method
+
+
+class FakeServer:
+    """An MCP server in your test process: tools, resources and prompts are plain functions.
+
+    ::
+
+        server = FakeServer("weather")
+
+        @server.tool()
+        def forecast(city: str, days: int = 1) -> str:
+            \"\"\"The forecast for a city.\"\"\"
+            return f"sunny in {city}"
+
+        with server, server.client() as client:
+            assert client.call_tool("forecast", {"city": "Oslo"}).text == "sunny in Oslo"
+        assert server.calls("forecast") == [{"city": "Oslo"}]
+
+    It speaks both protocol eras, choosing per request as a real dual-era
+    server does: the ``initialize`` handshake (2024-11-05 to 2025-11-25) and
+    the handshake-free 2026-07-28 protocol (``server/discover``, ``_meta`` on
+    every request). :meth:`client` connects an :class:`mcpsync.Client` in
+    memory; :meth:`run_stdio` serves stdin and stdout, for a test that needs a
+    real process.
+
+    Args:
+        name: ``serverInfo.name``.
+        version: ``serverInfo.version``.
+        title: ``serverInfo.title``.
+        instructions: the ``instructions`` the server gives.
+        versions: the protocol versions it speaks (default: all five). Leave
+            out ``"2026-07-28"`` for a legacy-only server, or every legacy
+            version for a modern-only one.
+        capabilities: the server capabilities to advertise, instead of those
+            derived from what is declared (tools, resources, prompts, plus
+            logging and completions).
+        page_size: split ``*/list`` results into pages of this many items.
+        request_timeout: how long ``ctx.sample``/``elicit``/``list_roots``
+            wait for a legacy client's answer, in seconds.
+        input_timeout: how long a 2026-07-28 run waits for the client to retry
+            with the input it asked for, in seconds.
+        ttl_ms: the ``ttlMs`` cache hint on 2026-07-28 results.
+
+    Thread safety: declare, inspect and script from any thread; every
+    connection is served on threads of its own.
+    """
+
+    def __init__(self, name: str = "fake-server", *, version: str = "1.0.0", title: Optional[str] = None,
+                 instructions: Optional[str] = None, versions: Optional[Sequence[str]] = None,
+                 capabilities: Optional[Mapping[str, Any]] = None, page_size: Optional[int] = None,
+                 request_timeout: float = 30.0, input_timeout: float = 30.0, ttl_ms: int = 0) -> None:
+        chosen = tuple(versions) if versions is not None else LEGACY_VERSIONS + MODERN_VERSIONS
+        unknown = sorted(set(chosen) - set(LEGACY_VERSIONS + MODERN_VERSIONS))
+        if unknown or not chosen:
+            raise ValueError(f"Unknown protocol versions {unknown}; choose from "
+                             f"{', '.join(LEGACY_VERSIONS + MODERN_VERSIONS)}")
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.legacy_versions = tuple(v for v in LEGACY_VERSIONS if v in chosen)
+        self.modern_versions = tuple(v for v in MODERN_VERSIONS if v in chosen)
+        self.page_size = page_size
+        self.request_timeout = request_timeout
+        self.input_timeout = input_timeout
+        self.ttl_ms = ttl_ms
+        self._capabilities = copy.deepcopy(dict(capabilities)) if capabilities is not None else None
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._tools: Dict[str, ToolDef] = {}
+        self._resources: Dict[str, ResourceDef] = {}
+        self._templates: Dict[str, TemplateDef] = {}
+        self._prompts: Dict[str, PromptDef] = {}
+        self._completers: Dict[str, Completer] = {}
+        self._requests: List[RecordedRequest] = []
+        self._notifications: List[RecordedNotification] = []
+        self._faults: List[_Fault] = []
+        self._connections: List[Connection] = []
+        self._connection_count = 0
+        self._clients: List["Client"] = []
+        self._transports: List["FakeTransport"] = []
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<FakeServer {self.name!r} tools={sorted(self._tools)}>"
+
+    def __enter__(self) -> "FakeServer":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # -- declaring ---------------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: F) -> F: ...
+
+    @overload
+    def tool(self, *, name: Optional[str] = None, description: Optional[str] = None,
+             input_schema: Optional[Mapping[str, Any]] = None, output_schema: Optional[Mapping[str, Any]] = None,
+             title: Optional[str] = None, annotations: Optional[Mapping[str, Any]] = None,
+             meta: Optional[Mapping[str, Any]] = None) -> Callable[[F], F]: ...
+
+    def tool(self, fn: Optional[F] = None, **options: Any) -> Union[F, Callable[[F], F]]:
+        """Declare a tool (a decorator, with or without arguments).
+
+        The input schema comes from the signature unless ``input_schema`` is
+        given; the description is the docstring's first paragraph unless
+        ``description`` is given. What the function returns becomes the result:
+        ``str`` is text, a dict is ``structuredContent`` (and its JSON as text),
+        content objects or blocks are the content, a
+        :class:`~mcpsync.CallToolResult` is used as is. Raising
+        :class:`~mcpsync.MCPError` answers with that JSON-RPC error; raising
+        anything else returns an ``isError`` result with the exception's text.
+        """
+        if fn is not None:
+            self.add_tool(fn, **options)
+            return fn
+
+        def decorate(function: F) -> F:
+            self.add_tool(function, **options)
+            return function
+
+        return decorate
+
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+        """Declare ``fn`` as a tool (the options of :meth:`tool`); replaces a tool of that name."""
+        definition = ToolDef.build(fn, **options)
+        with self._lock:
+            self._tools[definition.name] = definition
+        self._list_changed("tools")
+
+    def remove_tool(self, name: str) -> None:
+        """Withdraw a tool; connected legacy clients get ``notifications/tools/list_changed``."""
+        with self._lock:
+            self._tools.pop(name, None)
+        self._list_changed("tools")
+
+    def resource(self, uri: str, *, name: Optional[str] = None, description: Optional[str] = None,
+                 mime_type: Optional[str] = None, title: Optional[str] = None) -> Callable[[F], F]:
+        """Declare the resource at ``uri``; the function returns ``str`` (text), ``bytes`` (blob) or JSON."""
+
+        def decorate(function: F) -> F:
+            definition = ResourceDef(uri=uri, fn=function, context=_context_of(function),
+                                     name=name or function.__name__, description=description,
+                                     mime_type=mime_type, title=title)
+            with self._lock:
+                self._resources[uri] = definition
+            self._list_changed("resources")
+            return function
+
+        return decorate
+
+    def resource_template(self, uri_template: str, *, name: Optional[str] = None,
+                          description: Optional[str] = None, mime_type: Optional[str] = None,
+                          title: Optional[str] = None) -> Callable[[F], F]:
+        """Declare resources matching ``uri_template``; the function takes its ``{variables}``."""
+
+        def decorate(function: F) -> F:
+            definition = TemplateDef(uri_template=uri_template, fn=function, context=_context_of(function),
+                                     name=name or function.__name__, description=description,
+                                     mime_type=mime_type, title=title)
+            with self._lock:
+                self._templates[uri_template] = definition
+            self._list_changed("resources")
+            return function
+
+        return decorate
+
+    @overload
+    def prompt(self, fn: F) -> F: ...
+
+    @overload
+    def prompt(self, *, name: Optional[str] = None, description: Optional[str] = None,
+               title: Optional[str] = None) -> Callable[[F], F]: ...
+
+    def prompt(self, fn: Optional[F] = None, **options: Any) -> Union[F, Callable[[F], F]]:
+        """Declare a prompt; its parameters are the prompt's (string) arguments.
+
+        The function returns a string (one user message) or a list of strings,
+        ``(role, text)`` pairs or ``{"role", "content"}`` dicts.
+        """
+
+        def decorate(function: F) -> F:
+            definition = PromptDef.build(function, **options)
+            with self._lock:
+                self._prompts[definition.name] = definition
+            self._list_changed("prompts")
+            return function
+
+        return decorate(fn) if fn is not None else decorate
+
+    def completion(self, ref: str) -> Callable[[Completer], Completer]:
+        """Declare ``fn(argument, value) -> values`` completing a prompt's or template's arguments.
+
+        ``ref`` is the prompt name or the resource template.
+        """
+
+        def decorate(function: Completer) -> Completer:
+            with self._lock:
+                self._completers[ref] = function
+            return function
+
+        return decorate
+
+    # -- what the connections read -----------------------------------------------------------
+
+    def server_info(self) -> JSONObject:
+        """The ``serverInfo`` it gives (``name``, ``version`` and ``title``)."""
+        info: JSONObject = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
+        return info
+
+    def capabilities(self, era: str = "legacy") -> JSONObject:
+        """The capabilities advertised to a client of ``era`` (``"legacy"`` or ``"modern"``)."""
+        if self._capabilities is not None:
+            return copy.deepcopy(self._capabilities)
+        legacy = era == "legacy"
+        capabilities: JSONObject = {}
+        with self._lock:
+            if self._tools:
+                capabilities["tools"] = {"listChanged": True} if legacy else {}
+            if self._resources or self._templates:
+                capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
+            if self._prompts:
+                capabilities["prompts"] = {"listChanged": True} if legacy else {}
+        capabilities["logging"] = {}
+        capabilities["completions"] = {}
+        return capabilities
+
+    def _listings(self) -> Dict[str, List[JSONObject]]:
+        with self._lock:
+            return {"tools": [t.wire() for t in self._tools.values()],
+                    "resources": [r.wire() for r in self._resources.values()],
+                    "resourceTemplates": [t.wire() for t in self._templates.values()],
+                    "prompts": [p.wire() for p in self._prompts.values()]}
+
+    def _tool(self, name: str) -> Optional[ToolDef]:
+        with self._lock:
+            return self._tools.get(name)
+
+    def _prompt(self, name: str) -> Optional[PromptDef]:
+        with self._lock:
+            return self._prompts.get(name)
+
+    def _completer(self, ref: str) -> Optional[Completer]:
+        with self._lock:
+            return self._completers.get(ref)
+
+    def _resource_for(self, uri: str) -> Optional[Tuple[Union[ResourceDef, TemplateDef], Dict[str, str]]]:
+        with self._lock:
+            resource = self._resources.get(uri)
+            if resource is not None:
+                return resource, {}
+            for template in self._templates.values():
+                variables = template.match(uri)
+                if variables is not None:
+                    return template, variables
+        return None
+
+    # -- connecting ----------------------------------------------------------------------------
+
+    def transport(self, *, name: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> "FakeTransport":
+        """An unopened in-memory transport to this server (for :func:`mcpsync.connect` or a ``Client``)."""
+        from ._memory import FakeTransport
+
+        transport = FakeTransport(self, name=name or self.name, timeout=timeout)
+        with self._lock:
+            self._transports.append(transport)
+        return transport
+
+    def client(self, **options: Any) -> "Client":
+        """A connected :class:`mcpsync.Client` over an in-memory transport.
+
+        ``options`` are the client's (``roots``, ``sampling_handler``,
+        ``elicitation_handler``, ``logging_handler``, ``client_info``,
+        ``timeout``) plus ``name``. The client is closed by :meth:`close` if
+        you have not closed it yourself.
+        """
+        from ..client import Client
+
+        if self._closed:
+            raise RuntimeError(f"FakeServer {self.name!r} is closed")
+        client = Client(self.transport(name=options.pop("name", None)), **options)
+        with self._lock:
+            self._clients.append(client)
+        return client.connect()
+
+    def run_stdio(self) -> None:
+        """Serve one client on stdin and stdout (newline-delimited JSON) until stdin ends.
+
+        For a script run as a subprocess::
+
+            if __name__ == "__main__":
+                server.run_stdio()
+
+        While it runs, ``print`` goes to stderr so it cannot corrupt the
+        protocol stream. A scripted crash (:meth:`crash_at`) ends the process
+        with its exit code.
+        """
+        from ._stdio import serve_stdio
+
+        serve_stdio(self)
+
+    def _connect(self, send: Send, drop: Drop) -> Connection:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"FakeServer {self.name!r} is closed")
+            self._connection_count += 1
+            connection = Connection(self, send, drop, index=self._connection_count)
+            self._connections.append(connection)
+        connection.start()
+        return connection
+
+    def _connection_closed(self, connection: Connection) -> None:
+        with self._lock:
+            if connection in self._connections:
+                self._connections.remove(connection)
+
+    def close(self) -> None:
+        """Close the clients and transports made here, and every connection, joining their threads.
+
+        Idempotent. Running requests are cancelled (``ctx.cancelled``).
+        """
+        with self._lock:
+            self._closed = True
+            clients, self._clients = self._clients, []
+            transports, self._transports = self._transports, []
+            connections = list(self._connections)
+        for client in clients:
+            client.close()
+        for transport in transports:
+            transport.close()
+        for connection in connections:
+            connection.close("the server closed")
+
+    # -- recording -------------------------------------------------------------------------------
+
+    def _record_request(self, connection: Connection, request_id: RequestId, method: str, params: JSONObject,
+                        era: Optional[str], version: Optional[str],
+                        retry: bool) -> Tuple[RecordedRequest, Optional[_Fault]]:
+        with self._changed:
+            record = RecordedRequest(index=len(self._requests) + 1, method=method, params=copy.deepcopy(params),
+                                     id=request_id, era=era, protocol_version=version,
+                                     connection=connection.index, retry=retry)
+            self._requests.append(record)
+            fired = None
+            for fault in self._faults:
+                if fault.matches(record):
+                    fault.seen += 1
+                    if fault.seen == fault.nth and fired is None:
+                        fired = fault
+            if fired is not None:
+                self._faults.remove(fired)
+            self._changed.notify_all()
+        return record, fired
+
+    def _record_notification(self, connection: Connection, method: str, params: JSONObject) -> None:
+        with self._changed:
+            self._notifications.append(RecordedNotification(method, copy.deepcopy(params), connection.index))
+            self._changed.notify_all()
+
+    @property
+    def requests(self) -> List[RecordedRequest]:
+        """Every request received, in order (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def notifications(self) -> List[RecordedNotification]:
+        """Every notification the clients sent, in order (a copy)."""
+        with self._lock:
+            return list(self._notifications)
+
+    def calls(self, tool: str) -> List[JSONObject]:
+        """The arguments of each call of ``tool``, in order (a 2026-07-28 retry is not a new call)."""
+        return [r.arguments for r in self.requests if r.tool == tool and not r.retry]
+
+    def reset(self) -> None:
+        """Forget the recorded requests and notifications (declarations and faults stay)."""
+        with self._lock:
+            self._requests.clear()
+            self._notifications.clear()
+
+    def wait_for_request(self, method: str, *, tool: Optional[str] = None, count: int = 1,
+                         timeout: float = 5.0) -> RecordedRequest:
+        """Block until ``count`` matching requests have arrived; return the ``count``-th.
+
+        Raises:
+            AssertionError: they did not arrive within ``timeout`` seconds.
+        """
+
+        def matching() -> List[RecordedRequest]:
+            return [r for r in self._requests
+                    if r.method == method and (tool is None or (r.tool == tool and not r.retry))]
+
+        found = self._wait(matching, count, timeout)
+        if found is None:
+            what = f"{method}" + (f" of {tool!r}" if tool else "")
+            raise AssertionError(f"FakeServer {self.name!r} did not receive {count} {what} request(s) within "
+                                 f"{timeout}s; got {[r.method for r in self.requests]}")
+        return found
+
+    def wait_for_notification(self, method: str, *, count: int = 1,
+                              timeout: float = 5.0) -> RecordedNotification:
+        """Block until ``count`` notifications ``method`` have arrived; return the ``count``-th.
+
+        Raises:
+            AssertionError: they did not arrive within ``timeout`` seconds.
+        """
+        found = self._wait(lambda: [n for n in self._notifications if n.method == method], count, timeout)
+        if found is None:
+            raise AssertionError(f"FakeServer {self.name!r} did not receive {count} {method} notification(s) "
+                                 f"within {timeout}s; got {[n.method for n in self.notifications]}")
+        return found
+
+    def _wait(self, matching: Callable[[], List[_T]], count: int, timeout: float) -> Optional[_T]:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                found = matching()
+                if len(found) >= count:
+                    return found[count - 1]
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._changed.wait(remaining)
+
+    def assert_tool_called(self, name: str, /, **arguments: Any) -> None:
+        """Assert ``name`` was called, with ``arguments`` among its arguments if any are given."""
+        calls = self.calls(name)
+        if not calls:
+            called = sorted({r.tool for r in self.requests if r.tool})
+            raise AssertionError(f"Tool {name!r} was not called (called: {called or 'none'})")
+        if arguments and not any(all(key in call and call[key] == value for key, value in arguments.items())
+                                 for call in calls):
+            raise AssertionError(f"Tool {name!r} was not called with {arguments!r}; its calls: {calls!r}")
+
+    def assert_tool_not_called(self, name: str) -> None:
+        """Assert ``name`` was never called."""
+        calls = self.calls(name)
+        if calls:
+            raise AssertionError(f"Tool {name!r} was called {len(calls)} time(s): {calls!r}")
+
+    # -- unhappy paths ------------------------------------------------------------------------
+
+    def crash_at(self, n: int, *, method: Optional[str] = None, tool: Optional[str] = None,
+                 exit_code: int = 1) -> None:
+        """Drop the connection when the ``n``-th matching request (from now) arrives, unanswered.
+
+        Matching: any request, or only ``method``, or only calls of ``tool``.
+        In memory the client sees its transport closed; under
+        :meth:`run_stdio` the process exits with ``exit_code``.
+        """
+        self._add_fault(_Fault("crash", n, method, tool, exit_code=exit_code))
+
+    def hang_at(self, n: int, *, method: Optional[str] = None, tool: Optional[str] = None) -> None:
+        """Never answer the ``n``-th matching request (from now); matching as in :meth:`crash_at`."""
+        self._add_fault(_Fault("hang", n, method, tool))
+
+    def error_at(self, n: int, code: int, message: str, *, data: Any = None, method: Optional[str] = None,
+                 tool: Optional[str] = None) -> None:
+        """Answer the ``n``-th matching request (from now) with a JSON-RPC error."""
+        self._add_fault(_Fault("error", n, method, tool, code=code, message=message, data=data))
+
+    def _add_fault(self, fault: _Fault) -> None:
+        if fault.nth < 1:
+            raise ValueError("n counts from 1")
+        with self._lock:
+            self._faults.append(fault)
+
+    def crash(self, reason: Optional[str] = None) -> None:
+        """Drop every live connection now, as if the server died."""
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            connection.drop(reason or f"FakeServer {self.name!r} crashed")
+
+    # -- telling the clients -------------------------------------------------------------------
+
+    def notify(self, method: str, params: Optional[JSONObject] = None) -> int:
+        """Send a notification to every initialized legacy connection; returns how many got it."""
+        with self._lock:
+            connections = [c for c in self._connections if c.legacy_version is not None]
+        return sum(1 for connection in connections if connection.notify(method, params))
+
+    def resource_updated(self, uri: str) -> int:
+        """Send ``notifications/resources/updated`` to the legacy clients subscribed to ``uri``."""
+        with self._lock:
+            connections = [c for c in self._connections if uri in c.subscriptions]
+        return sum(1 for connection in connections if connection.notify("notifications/resources/updated",
+                                                                        {"uri": uri}))
+
+    def _list_changed(self, kind: str) -> None:
+        self.notify(f"notifications/{kind}/list_changed")
+
+
+def _context_of(function: Callable[..., Any]) -> Optional[str]:
+    from ._schema import signature_schema
+
+    return signature_schema(function)[1]

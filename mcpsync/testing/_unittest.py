@@ -1,0 +1,67 @@
+"""FakeServerMixin: FakeServer assertions in unittest's camelCase style."""
+
+from __future__ import annotations
+
+import unittest
+from typing import Any, Optional, cast
+
+from ._server import FakeServer
+
+__all__ = ["FakeServerMixin"]
+
+
+class FakeServerMixin:
+    """Mix into a :class:`unittest.TestCase` for ``assertToolCalled`` and friends.
+
+    ::
+
+        class WeatherTests(FakeServerMixin, unittest.TestCase):
+            def setUp(self):
+                server = self.useFakeServer(FakeServer("weather"))
+                server.add_tool(forecast)
+                self.client = server.client()
+
+            def test_asks_for_oslo(self):
+                my_app.show_weather(self.client, "Oslo")
+                self.assertToolCalled("forecast", city="Oslo")
+
+    The assertions check :attr:`fake_server`, which :meth:`useFakeServer`
+    sets (or set it yourself). Failures raise the test case's
+    ``failureException`` like every other ``assert*`` method.
+    """
+
+    fake_server: Optional[FakeServer] = None
+
+    def useFakeServer(self, server: FakeServer) -> FakeServer:
+        """Make ``server`` the one the assertions check, and close it when the test ends."""
+        self.fake_server = server
+        cast(unittest.TestCase, self).addCleanup(server.close)
+        return server
+
+    def assertToolCalled(self, name: str, /, **arguments: Any) -> None:
+        """Fail unless tool ``name`` was called (with ``arguments`` among its arguments, if given)."""
+        self._check(lambda server: server.assert_tool_called(name, **arguments))
+
+    def assertToolNotCalled(self, name: str) -> None:
+        """Fail if tool ``name`` was called."""
+        self._check(lambda server: server.assert_tool_not_called(name))
+
+    def assertToolCallCount(self, name: str, count: int) -> None:
+        """Fail unless tool ``name`` was called exactly ``count`` times."""
+
+        def check(server: FakeServer) -> None:
+            calls = server.calls(name)
+            if len(calls) != count:
+                raise AssertionError(f"Tool {name!r} was called {len(calls)} time(s), not {count}: {calls!r}")
+
+        self._check(check)
+
+    def _check(self, assertion: Any) -> None:
+        case = cast(unittest.TestCase, self)
+        server = self.fake_server
+        if server is None:
+            raise case.failureException("No fake server: call self.useFakeServer(server) in setUp")
+        try:
+            assertion(server)
+        except AssertionError as exc:
+            raise case.failureException(str(exc)) from None
