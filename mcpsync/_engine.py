@@ -34,6 +34,10 @@ InlineHandler = Callable[[Optional[JSONObject]], Any]
 NotificationSink = Callable[[str, Optional[JSONObject]], None]
 AbandonHook = Callable[[RequestId, Any], None]
 ClosedFactory = Callable[[], TransportClosed]
+TimedSend = Callable[[JSONObject, float, Optional[CancelToken]], None]
+
+#: How long the courtesy ``notifications/cancelled`` may take to write (a full pipe must not hold the caller).
+CANCEL_WRITE_TIMEOUT = 1.0
 
 
 class _Waiter:
@@ -85,7 +89,13 @@ class Engine:
         self.notification_sink: Optional[NotificationSink] = None
         self.notification_hook: Optional[NotificationSink] = None
         self.abandon_hook: AbandonHook = self._send_cancelled
-        self.uncancellable_methods = frozenset({"initialize"})
+        # Never cancelled: initialize (the spec forbids it) and server/discover (as the era probe it may
+        # go to a legacy server, which should not be left a stray cancellation before its handshake).
+        self.uncancellable_methods = frozenset({"initialize", "server/discover"})
+        # Set by transports whose writes can block (a pipe the server stopped reading):
+        # ``fn(message, deadline, cancel)`` returns by the monotonic ``deadline`` or raises
+        # RequestTimeout (RequestCancelled when ``cancel`` fires) having left the stream whole.
+        self.timed_send: Optional[TimedSend] = None
 
     # -- outgoing ---------------------------------------------------------------
 
@@ -107,11 +117,14 @@ class Engine:
         on_progress: Optional[ProgressCallback] = None,
         reset_timeout_on_progress: bool = False,
         max_total_timeout: Optional[float] = None,
+        on_request_id: Optional[Callable[[RequestId], None]] = None,
     ) -> Any:
         """Send a request and block until its result arrives.
 
         ``timeout`` is float seconds; ``None`` means the engine default and
         ``math.inf`` means no limit. Returns the ``result`` member.
+        ``on_request_id(id)`` is told the request's id before it is sent (for
+        a long-lived request whose notifications name it, like ``subscriptions/listen``).
 
         Raises:
             MCPError: the peer answered with an error object.
@@ -123,6 +136,7 @@ class Engine:
             raise RequestCancelled(cancel.reason)
         if timeout is None:
             timeout = self.default_timeout
+        start = time.monotonic()  # one deadline spans the write and the wait
         wake_on_progress = reset_timeout_on_progress and on_progress is not None
         waiter = _Waiter(method, on_progress, wake_on_progress)
         with self._lock:
@@ -134,6 +148,8 @@ class Engine:
         unregister: Optional[Callable[[], None]] = None
         sent = False
         try:
+            if on_request_id is not None:
+                on_request_id(request_id)
             if on_progress is not None:
                 params = dict(params or {})
                 meta = dict(params.get("_meta") or {})
@@ -145,8 +161,14 @@ class Engine:
             # Count it as sent before writing: a Ctrl-C landing inside or just after the write
             # must still tell the server (a cancel for an id it never saw is harmless).
             sent = True
-            self._send(message)
-            return self._wait(request_id, waiter, timeout, cancel, max_total_timeout)
+            budget = _budget(timeout, max_total_timeout)
+            try:
+                self._send_by(message, start + budget, cancel)
+            except RequestTimeout:
+                # The server did not take the request in time (it stopped reading): nothing to cancel.
+                raise RequestTimeout(f"Request timeout after {round(budget * 1000)}ms", method=method,
+                                     timeout=budget) from None
+            return self._wait(request_id, waiter, timeout, cancel, max_total_timeout, start)
         except KeyboardInterrupt:
             if sent and not waiter.done:
                 self._abandon(request_id, method, "KeyboardInterrupt")
@@ -159,8 +181,7 @@ class Engine:
                 unregister()
 
     def _wait(self, request_id: int, waiter: _Waiter, timeout: Optional[float],
-              cancel: Optional[CancelToken], max_total: Optional[float]) -> Any:
-        start = time.monotonic()
+              cancel: Optional[CancelToken], max_total: Optional[float], start: float) -> Any:
         limit = math.inf if timeout is None else timeout
         hard_stop = math.inf if max_total is None else start + max_total
         deadline = min(start + limit, hard_stop)
@@ -205,17 +226,32 @@ class Engine:
         params: JSONObject = {"requestId": request_id}
         if reason is not None:
             params["reason"] = str(reason)
-        self._send(rpc.make_notification("notifications/cancelled", params))
+        self._send_by(rpc.make_notification("notifications/cancelled", params),
+                      time.monotonic() + CANCEL_WRITE_TIMEOUT, None)
+
+    def _send_by(self, message: JSONObject, deadline: float, cancel: Optional[CancelToken]) -> None:
+        """Write ``message``, giving up at ``deadline`` on transports whose writes can block."""
+        timed = self.timed_send
+        if timed is None:
+            self._send(message)
+        else:
+            timed(message, deadline, cancel)
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> None:
-        """Send a notification (no answer is expected).
+        """Send a notification (no answer is expected), bounded by the default timeout.
 
         Raises:
             TransportClosed: the connection is closed.
+            RequestTimeout: the server did not take it in time.
         """
         if self._closed is not None:
             raise self._closed()
-        self._send(rpc.make_notification(method, params))
+        budget = _budget(self.default_timeout, None)
+        try:
+            self._send_by(rpc.make_notification(method, params), time.monotonic() + budget, None)
+        except RequestTimeout:
+            raise RequestTimeout(f"Notify timeout after {round(budget * 1000)}ms", method=method,
+                                 timeout=budget) from None
 
     # -- per-request I/O (transports whose every request is its own exchange, e.g. HTTP) --
 
@@ -246,18 +282,43 @@ class Engine:
     def receive(self, message: Any) -> None:
         """Route one decoded message from the peer. Called only by the reader thread.
 
+        A response too malformed to deliver (both ``result`` and ``error``, a bad
+        error object) still fails the pending call it names, with ProtocolError,
+        so that call does not wait out its timeout.
+
         Raises:
             ProtocolError: ``message`` is not a JSON-RPC message (the caller logs and skips it).
         """
         if isinstance(message, list):  # a 2025-03-26 batch
-            if not message or not all(isinstance(item, dict) for item in message):
+            if not any(isinstance(item, dict) for item in message):
                 raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
-            for item in message:
+            for item in message:  # a stray non-object in a batch costs only itself
                 try:
-                    self.receive(item)
+                    if not isinstance(item, dict):  # never a nested batch
+                        raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(item).__name__}")
+                    self._receive_one(item)
                 except ProtocolError as exc:
                     log.warning("[%s] Skipping batch item: %s", self.name, exc)
             return
+        self._receive_one(message)
+
+    def _receive_one(self, message: Any) -> None:
+        try:
+            self._route(message)
+        except ProtocolError as exc:
+            self._fail_malformed_response(message, exc)
+            raise
+        except Exception as exc:  # a bug of ours must not kill the reader thread: report it, skip the message
+            log.exception("[%s] Could not handle a message from the server", self.name)
+            raise ProtocolError(f"Could not handle the message: {type(exc).__name__}: {exc}") from exc
+
+    def _fail_malformed_response(self, message: Any, error: ProtocolError) -> None:
+        if isinstance(message, dict) and "method" not in message and type(message.get("id")) is int \
+                and ("result" in message or "error" in message):
+            request_id = message["id"]
+            self.fail_request(request_id, ProtocolError(f"Malformed response to request {request_id}: {error}"))
+
+    def _route(self, message: Any) -> None:
         kind = rpc.classify(message)
         if kind == rpc.RESPONSE:
             self._resolve(message)
@@ -302,8 +363,11 @@ class Engine:
         if method == "notifications/progress" and params is not None:
             self._route_progress(params)
         elif method == "notifications/cancelled" and params is not None:
-            with self._lock:
-                token = self._incoming.get(params.get("requestId"))
+            request_id = params.get("requestId")
+            token = None
+            if rpc._valid_id(request_id):  # anything else (a list, an object) names no request
+                with self._lock:
+                    token = self._incoming.get(request_id)
             if token is not None:
                 token.cancel(params.get("reason"))
         sink = self.notification_sink
@@ -350,7 +414,10 @@ class Engine:
             if not self._pool.submit(self._serve, request_id, method, params, token):
                 with self._lock:
                     self._incoming.pop(request_id, None)
-                log.warning("[%s] Too many server requests in flight; refusing %s", self.name, method)
+                refused = self._pool.dropped
+                if refused == 1 or refused % 1000 == 0:  # say it, without letting a flood flood the log
+                    log.warning("[%s] Too many server requests in flight; refusing %s (%d refused so far)",
+                                self.name, method, refused)
                 self._reply(rpc.make_error(request_id, rpc.INTERNAL_ERROR, "Client overloaded; try again later"))
 
     def _serve(self, request_id: RequestId, method: str, params: Any, token: CancelToken) -> None:
@@ -379,7 +446,7 @@ class Engine:
 
     def _reply(self, reply: JSONObject) -> None:
         try:
-            self._send(reply)
+            self._send_by(reply, time.monotonic() + _budget(self.default_timeout, None), None)
         except ProtocolError:  # a handler returned something that is not JSON
             log.error("[%s] Handler result is not JSON-serialisable; answering with an error", self.name)
             self._reply(rpc.make_error(reply["id"], rpc.INTERNAL_ERROR, "Client handler returned non-JSON"))
@@ -424,6 +491,12 @@ class Engine:
             final()
         self._pool.stop(join_timeout)
         self._dispatcher.stop(join_timeout)
+
+
+def _budget(timeout: Optional[float], max_total: Optional[float]) -> float:
+    """Seconds a call may take in all (``math.inf`` for no limit)."""
+    limit = math.inf if timeout is None else timeout
+    return limit if max_total is None else min(limit, max_total)
 
 
 def _deliver(waiter: _Waiter) -> None:

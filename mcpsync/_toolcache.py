@@ -68,7 +68,7 @@ class ToolCache:
     def path_for(self, server: str) -> Path:
         """The file that holds ``server``'s entry."""
         digest = hashlib.sha256(server.encode("utf-8")).hexdigest()[:12]
-        safe = _UNSAFE.sub("_", server)[:40] or "server"
+        safe = _UNSAFE.sub("_", server).lstrip(".")[:40] or "server"  # never a hidden or temporary-looking file
         return self.directory / "tools" / f"{safe}-{digest}.json"
 
     def get(self, server: str, config_hash: str) -> Optional[List[Dict[str, Any]]]:

@@ -14,6 +14,10 @@
     ├── RequestTimeout               also a builtin TimeoutError
     ├── RequestCancelled             the caller's CancelToken fired
     ├── MCPError                     the peer answered with a JSON-RPC error object
+    │   ├── MissingClientCapability  -32021: the server needs a capability this client did not declare
+    │   ├── URLElicitationRequired   -32042: the user must first complete URL elicitations
+    │   ├── ResourceNotFound         -32002 (legacy) or -32602 (2026-07-28) from resources/read
+    │   └── SamplingRejected         raised by a sampling handler to refuse (answered with -1)
     ├── ToolError                    raised by CallToolResult.raise_for_error()
     ├── CapabilityError              the server did not offer what a method needs
     ├── AuthError                    OAuth authorization failed or was refused (.error: a short code)
@@ -37,13 +41,17 @@ __all__ = [
     "HTTPStatusError",
     "MCPError",
     "MCPSyncError",
+    "MissingClientCapability",
     "ProtocolError",
     "RequestCancelled",
     "RequestTimeout",
+    "ResourceNotFound",
+    "SamplingRejected",
     "ServerNotConnected",
     "ToolError",
     "TransportClosed",
     "TransportError",
+    "URLElicitationRequired",
     "UnknownServerError",
     "UnknownToolError",
     "UnsupportedProtocolVersion",
@@ -193,7 +201,11 @@ class MCPError(MCPSyncError):
         code: the integer error code.
         message: the peer's message.
         data: the optional ``data`` member, as sent.
+        http_status: the HTTP status the error came with (modern Streamable HTTP
+            answers errors with 400 or 404), when it came over HTTP with one.
     """
+
+    http_status: Optional[int] = None
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"MCP error {code}: {message}")
@@ -210,6 +222,79 @@ class MCPError(MCPSyncError):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+class MissingClientCapability(MCPError):
+    """The server needs a client capability this request did not declare (``-32021``).
+
+    Attributes:
+        required_capabilities: what the server asked for (``data.requiredCapabilities``).
+    """
+
+    @property
+    def required_capabilities(self) -> dict[str, Any]:
+        data = self.data if isinstance(self.data, dict) else {}
+        required = data.get("requiredCapabilities")
+        return dict(required) if isinstance(required, dict) else {}
+
+    def __str__(self) -> str:
+        needed = ", ".join(_capability_names(self.required_capabilities)) or "unknown"
+        return f"MCP error {self.code}: {self.message} (required client capabilities: {needed})"
+
+
+def _capability_names(capabilities: dict[str, Any], prefix: str = "") -> list[str]:
+    names: list[str] = []
+    for key, value in capabilities.items():
+        if isinstance(value, dict) and value and key == "extensions":
+            names.extend(str(name) for name in value)
+        elif isinstance(value, dict) and value:
+            names.extend(_capability_names(value, f"{prefix}{key}."))
+        else:
+            names.append(f"{prefix}{key}")
+    return names
+
+
+class URLElicitationRequired(MCPError):
+    """The server needs the user to complete URL-mode elicitations first (``-32042``, 2025-11-25).
+
+    Show each elicitation's URL to the user (the client never opens or fetches
+    it), then retry the call once they are done.
+
+    Attributes:
+        elicitations: the URL-mode elicitations, as :class:`~mcpsync.ElicitParams`.
+    """
+
+    @property
+    def elicitations(self) -> Any:
+        from .handlers import ElicitParams
+
+        data = self.data if isinstance(self.data, dict) else {}
+        items = data.get("elicitations")
+        return [ElicitParams(item) for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+class ResourceNotFound(MCPError):
+    """``resources/read`` named a resource the server does not have.
+
+    Legacy servers say so with ``-32002``, modern ones with ``-32602``; both become this.
+    """
+
+
+class SamplingRejected(MCPError):
+    """Raise it from a sampling handler to refuse the request; the server is answered with code ``-1``.
+
+    ::
+
+        def sampling(params):
+            if not ask_user(params):
+                raise mcpsync.SamplingRejected("The user declined")
+    """
+
+    def __init__(self, message: str = "User rejected sampling request") -> None:
+        super().__init__(-1, message)
+
+    def __reduce__(self) -> Any:
+        return (SamplingRejected, (self.message,))
 
 
 class ToolError(MCPSyncError):

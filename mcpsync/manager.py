@@ -322,7 +322,8 @@ class Manager:
         The client is replaced on a reconnect: ask again rather than keeping it.
 
         Raises:
-            UnknownServerError, ServerNotConnected, RequestTimeout.
+            UnknownServerError, ServerNotConnected, RequestTimeout: no such server; it failed
+                or was closed; it did not connect within ``timeout``.
         """
         with self._cond:
             server = self._server_locked(name)
@@ -333,7 +334,8 @@ class Manager:
         """Fetch ``name``'s tool list again now (and update the cache); returns its tools.
 
         Raises:
-            UnknownServerError, ServerNotConnected, and whatever ``tools/list`` raises.
+            UnknownServerError, ServerNotConnected: as for :meth:`client`; and whatever
+                ``tools/list`` raises.
         """
         with self._cond:
             server = self._server_locked(name)

@@ -50,6 +50,16 @@ def _fds() -> int:
 
 
 @pytest.fixture(autouse=True)
+def fresh_era_cache() -> Iterator[None]:
+    """Each test finds out its servers' protocol eras itself (ephemeral ports and scripts get reused)."""
+    from mcpsync import _era
+
+    _era.cache.clear()
+    yield
+    _era.cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     """Fail a test that leaves a thread, a child process or a file descriptor behind."""
     threads_before = set(threading.enumerate())

@@ -23,6 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 
+import era_sdk_server  # noqa: E402
 import http_sdk_server  # noqa: E402
 
 
@@ -116,6 +117,36 @@ def make_sdk_fixture(*modes: str) -> Any:
         server = _sdk_servers(request.param)
         yield server
         server.served.wait_idle()
+
+    return fixture
+
+
+#: The both-eras SDK server (tests/servers/era_sdk_server.py): dual-era with JSON or SSE answers,
+#: and a legacy-only one (SSE, stateful, so it can send its own requests).
+ERA_MODES = {"dual-json": {"json_response": True}, "dual-sse": {}, "legacy-sse": {"legacy_only": True}}
+_era_servers: dict = {}
+
+
+@pytest.fixture(scope="session")
+def _era_sdk_servers() -> Iterator[Any]:
+    """Every era server mode, started before any test's leak snapshot."""
+    for mode, options in ERA_MODES.items():
+        _era_servers[mode] = UvicornThread(era_sdk_server.make_app(**options), name=f"era-{mode}").start()
+    yield _era_servers
+    for served in _era_servers.values():
+        served.stop()
+    _era_servers.clear()
+
+
+def make_era_fixture(*modes: str) -> Any:
+    """A function-scoped fixture over ``modes``: the served era server, waited idle after the test."""
+
+    @pytest.fixture(params=modes)
+    def fixture(request: pytest.FixtureRequest, _era_sdk_servers: Any) -> Iterator[UvicornThread]:
+        served = _era_sdk_servers[request.param]
+        served.mode = request.param
+        yield served
+        served.wait_idle()
 
     return fixture
 

@@ -88,8 +88,10 @@ def test_connect_by_url_falls_back_to_legacy_on_400_404_405(mis, status):
         assert isinstance(client.transport, SSETransport)
         client.transport.on_close = lambda: closes.append(1)
         assert client.call_tool("echo", {"text": "fell back"}).text == "fell back"
-    methods = [(r.method, r.path) for r in server.records]
-    assert methods[:2] == [("POST", "/mcp"), ("GET", "/mcp")]
+    methods = [(r.method, r.rpc_method, r.path) for r in server.records]
+    # The modern request first (auto), then the legacy initialize, then the HTTP+SSE GET.
+    assert methods[:3] == [("POST", "server/discover", "/mcp"), ("POST", "initialize", "/mcp"),
+                           ("GET", None, "/mcp")]
     assert closes == [1]
 
 
@@ -106,7 +108,7 @@ def test_an_explicit_http_type_does_not_fall_back(mis):
     server = mis(legacy=True)
     with pytest.raises(HTTPStatusError, match="HTTP 405"):
         mcpsync.connect({"type": "http", "url": server.url("/mcp")})
-    assert [r.method for r in server.records] == ["POST"]
+    assert [r.rpc_method for r in server.records] == ["server/discover", "initialize"]
 
 
 def test_on_close_of_a_fallen_back_client_moves_to_the_new_transport(mis):

@@ -24,6 +24,8 @@ sdk = make_sdk_fixture(*ALL)
 
 
 def open_client(server, **options):
+    """A client speaking the legacy (handshake) era these tests are about; test_eras.py covers 2026-07-28."""
+    options.setdefault("protocol", "legacy")
     transport_options = {k: options.pop(k) for k in ("timeout",) if k in options}
     cls = SSETransport if server.legacy else StreamableHTTPTransport
     return mcpsync.Client(cls(server.url, **transport_options), **options)

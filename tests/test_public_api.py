@@ -30,6 +30,10 @@ def test_all_is_pinned():
         "ServerStatus", "UnknownServerError", "UnknownToolError",
         # authorization (issue 6)
         "AuthError", "ClientCredentials", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore",
+        # both protocol eras, handlers, subscriptions and tasks (issue 4)
+        "CreateMessageParams", "CreateMessageResult", "ElicitParams", "ElicitResult", "LogMessage",
+        "MissingClientCapability", "ResourceNotFound", "SamplingRejected", "Subscription", "Task", "TaskInfo",
+        "URLElicitationRequired",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"
@@ -60,6 +64,9 @@ def test_exceptions_pickle():
 
     for exc in (mcpsync.MCPError(-32602, "bad", {"x": 1}), mcpsync.RequestTimeout("Request timeout after 5ms"),
                 mcpsync.RequestCancelled("why"), mcpsync.TransportClosed("Transport closed", returncode=3),
-                mcpsync.UnsupportedProtocolVersion("1999-01-01", ["2025-11-25"])):
+                mcpsync.UnsupportedProtocolVersion("1999-01-01", ["2025-11-25"]),
+                mcpsync.MissingClientCapability(-32021, "needs", {"requiredCapabilities": {"sampling": {}}}),
+                mcpsync.URLElicitationRequired(-32042, "log in", {"elicitations": []}),
+                mcpsync.ResourceNotFound(-32002, "gone"), mcpsync.SamplingRejected("no")):
         copy = pickle.loads(pickle.dumps(exc))
         assert type(copy) is type(exc) and str(copy) == str(exc)

@@ -68,7 +68,7 @@ def request_id_of(recv_line: str) -> str:
 
 
 def test_garbage_lines_are_skipped_with_a_previewed_warning_and_counted(logs):
-    with mcpsync.connect(misbehaving("garbage")) as client:
+    with mcpsync.connect(misbehaving("garbage"), protocol="legacy") as client:
         assert client.call_tool("echo", {"text": "still fine"}).text == "still fine"
         assert [tool.name for tool in client.list_tools()] == ["echo"]
         skipped = client.transport.skipped_lines
@@ -94,7 +94,7 @@ def test_garbage_lines_are_skipped_with_a_previewed_warning_and_counted(logs):
 def test_a_json_array_that_is_not_a_batch_is_skipped_like_any_other_bad_line(logs):
     # [1,2,3] used to be taken for a batch: each item warned about on mcpsync.engine, without a
     # preview of the line, and the line was not counted.
-    with mcpsync.connect(misbehaving("garbage")) as client:
+    with mcpsync.connect(misbehaving("garbage"), protocol="legacy") as client:
         assert client.call_tool("echo", {"text": "x"}).text == "x"
         # Two responses, each after five non-empty garbage lines, [1,2,3] included.
         assert client.transport.skipped_lines == 2 * 5
@@ -105,7 +105,7 @@ def test_a_json_array_that_is_not_a_batch_is_skipped_like_any_other_bad_line(log
 
 
 def test_responses_with_unknown_ids_are_dropped_counted_and_logged_at_debug(logs):
-    with mcpsync.connect(misbehaving("unknown-ids")) as client:
+    with mcpsync.connect(misbehaving("unknown-ids"), protocol="legacy") as client:
         assert client.call_tool("echo", {"text": "mine"}).text == "mine"
         client.ping()
         # Before each of the three responses: a result for id 999999 and an error for id "bogus".
@@ -288,6 +288,13 @@ class GatedLock:
     def __exit__(self, *exc_info) -> None:
         self._lock.release()
 
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        self.__enter__()
+        return True
+
+    def release(self) -> None:
+        self.__exit__()
+
 
 def test_a_write_racing_the_servers_exit_still_reports_its_exit_code_and_stderr():
     # A server that exits at once (e.g. `sh -c 'echo missing config >&2; exit 2'`) often wins this
@@ -429,6 +436,13 @@ class InterruptAfterWrite:
         if self.armed and threading.current_thread() is threading.main_thread():
             self.armed = False
             signal.raise_signal(signal.SIGINT)  # the KeyboardInterrupt is raised right here
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        self.__enter__()
+        return True
+
+    def release(self) -> None:
+        self.__exit__()
 
 
 def test_a_ctrl_c_landing_just_after_the_request_was_written_still_cancels_it(logs, ctrl_c):

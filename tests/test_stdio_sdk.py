@@ -1,5 +1,8 @@
 """The stdio transport and the client against real servers built with the official ``mcp`` SDK.
 
+These tests are about the legacy (handshake) era, so they ask for it; ``test_eras.py`` runs the
+2026-07-28 era against the same SDK.
+
 ``tests/servers/sdk_server.py`` (MCPServer) and ``tests/servers/sdk_paged_server.py``
 (the low-level Server, with paginated lists and subscriptions) are spawned through
 ``mcpsync.connect`` exactly as a user would. Starting one costs most of a second (the
@@ -44,7 +47,7 @@ LATEST = "2025-11-25"
 @pytest.fixture(scope="module")
 def shared() -> Iterator[mcpsync.Client]:
     """One ``sdk_server`` for every test that leaves it as it found it."""
-    with mcpsync.connect(server_argv("sdk_server.py"), timeout=15) as client:
+    with mcpsync.connect(server_argv("sdk_server.py"), protocol="legacy", timeout=15) as client:
         # The dispatcher thread starts on first use; start it now, outside any one
         # test's leak check, so the tests sharing this client see no new threads.
         client.call_tool("progress", {"steps": 1}, on_progress=lambda *args: None)
@@ -54,14 +57,14 @@ def shared() -> Iterator[mcpsync.Client]:
 @pytest.fixture
 def client() -> Iterator[mcpsync.Client]:
     """A fresh ``sdk_server`` of this test's own."""
-    with mcpsync.connect(server_argv("sdk_server.py"), timeout=15) as client:
+    with mcpsync.connect(server_argv("sdk_server.py"), protocol="legacy", timeout=15) as client:
         yield client
 
 
 @pytest.fixture
 def paged() -> Iterator[mcpsync.Client]:
     """A fresh ``sdk_paged_server`` of this test's own."""
-    with mcpsync.connect(server_argv("sdk_paged_server.py"), timeout=15) as client:
+    with mcpsync.connect(server_argv("sdk_paged_server.py"), protocol="legacy", timeout=15) as client:
         yield client
 
 
@@ -104,7 +107,7 @@ def record_for(logs: Any, message: str) -> logging.LogRecord:
 
 
 def test_the_handshake_negotiates_the_latest_version_and_reports_the_server_and_its_capabilities():
-    with mcpsync.connect(server_argv("sdk_server.py", "--name", "renamed-server")) as client:
+    with mcpsync.connect(server_argv("sdk_server.py", "--name", "renamed-server"), protocol="legacy") as client:
         assert client.connected
         assert client.protocol_version == LATEST
         assert (client.server_info.name, client.server_info.version) == ("renamed-server", "1.0.0")
@@ -117,7 +120,7 @@ def test_the_handshake_negotiates_the_latest_version_and_reports_the_server_and_
 
 
 def test_closing_the_client_ends_the_server_and_later_calls_raise_transport_closed():
-    with mcpsync.connect(server_argv("sdk_server.py")) as client:
+    with mcpsync.connect(server_argv("sdk_server.py"), protocol="legacy") as client:
         client.ping()
     assert not client.connected
     assert client.transport.returncode is not None
@@ -402,7 +405,7 @@ def test_resources_and_prompts_are_collected_across_their_pages_too(paged):
 
 
 def test_a_server_that_repeats_its_cursor_raises_protocol_error_instead_of_looping():
-    with mcpsync.connect(server_argv("sdk_paged_server.py", "--loop-cursor"), timeout=15) as client:
+    with mcpsync.connect(server_argv("sdk_paged_server.py", "--loop-cursor"), protocol="legacy", timeout=15) as client:
         with pytest.raises(ProtocolError) as info:
             client.list_tools()
         assert "repeated the cursor 'loop'" in str(info.value)

@@ -15,6 +15,7 @@ connection it uses is recorded on that :class:`Exchange`, and
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Type
 from urllib.parse import urlsplit
@@ -130,6 +131,15 @@ def _note_connection(conn: Any) -> None:
         exchange._attach(conn)
 
 
+def _disown(conn: Any) -> None:
+    """A connection going back to the pool belongs to no exchange any more: a late abort of the
+    exchange that used it (a timeout racing the end of its response) must not shut it down under
+    the next request that takes it from the pool."""
+    if conn is not None:
+        with _owner_lock:
+            conn._mcpsync_owner = None
+
+
 # -- the requests session -------------------------------------------------------------
 
 _classes: Dict[str, Any] = {}
@@ -163,8 +173,16 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
     class TrackedHTTPPool(HTTPConnectionPool):
         ConnectionCls = tracked(HTTPConnection)
 
+        def _put_conn(self, conn: Any) -> None:
+            _disown(conn)
+            super()._put_conn(conn)
+
     class TrackedHTTPSPool(HTTPSConnectionPool):
         ConnectionCls = tracked(HTTPSConnection)
+
+        def _put_conn(self, conn: Any) -> None:
+            _disown(conn)
+            super()._put_conn(conn)
 
     pool_classes = {"http": TrackedHTTPPool, "https": TrackedHTTPSPool}
 
@@ -203,6 +221,39 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
     return OriginSession, TrackingAdapter
 
 
+_insecure_warned: "set[Any]" = set()
+
+
+def check_verify(verify: Any) -> None:
+    """Refuse a ``verify`` that would turn TLS verification off without saying so.
+
+    requests reads any false value (None, 0, "") as "do not verify": only the
+    explicit ``False`` may do that here.
+
+    Raises:
+        ValueError: ``verify`` is not True, False or a CA bundle path.
+    """
+    import os
+
+    if verify is True or verify is False:
+        return
+    if isinstance(verify, (str, os.PathLike)) and os.fspath(verify):
+        return
+    raise ValueError(f"verify must be True, False or the path of a CA bundle, not {verify!r}")
+
+
+def _warn_insecure(url: Optional[str]) -> None:
+    """Log, once per origin and process, that TLS verification was turned off."""
+    key = origin(url) if url is not None else None
+    with _owner_lock:
+        if key in _insecure_warned:
+            return
+        _insecure_warned.add(key)
+    where = _display(url) if url is not None else "an authorization server"
+    log.warning("TLS certificate verification is off for %s (verify=False): anyone on the network path "
+                "can read and change this traffic", where)
+
+
 def new_session(*, url: Optional[str] = None, auth: Any = None, verify: Any = True, cert: Any = None,
                 proxies: Optional[Mapping[str, str]] = None, trust_env: bool = True,
                 pool_size: int = 32) -> "requests.Session":
@@ -222,6 +273,9 @@ def new_session(*, url: Optional[str] = None, auth: Any = None, verify: Any = Tr
 
     from .._version import __version__
 
+    check_verify(verify)
+    if verify is False:
+        _warn_insecure(url)
     session_class, adapter_class = _session_classes()
     session = session_class()
     adapter = adapter_class(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
@@ -299,10 +353,14 @@ def read_body(response: "requests.Response", limit: int, what: str) -> bytes:
 
 
 def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = HTTPStatusError,
-                 prefix: str = "") -> HTTPStatusError:
-    """``HTTP <status>: <body excerpt>`` plus the auth hints, as an HTTPStatusError (or ``cls``)."""
+                 prefix: str = "", raw: Optional[bytes] = None) -> HTTPStatusError:
+    """``HTTP <status>: <body excerpt>`` plus the auth hints, as an HTTPStatusError (or ``cls``).
+
+    ``raw`` is the body when the caller has already read it.
+    """
     try:
-        raw = read_body(response, 64 * 1024, "error body")
+        if raw is None:
+            raw = read_body(response, 64 * 1024, "error body")
         body = raw.decode("utf-8", errors="replace")
     except Exception:  # the body is only decoration: the status is the error
         body = ""
@@ -332,7 +390,7 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
         return ConnectError(f"Cannot connect to {where}: {_reason(exc)}")
     if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
                         requests.exceptions.InvalidSchema)):
-        return ConnectError(f"Invalid URL {where}: {exc}")
+        return ConnectError(f"Invalid URL {where}: {_reason(exc)}")
     if isinstance(exc, requests.exceptions.ReadTimeout):
         return RequestTimeout(f"HTTP read from {where} timed out")
     if isinstance(exc, requests.exceptions.ConnectionError):
@@ -357,8 +415,13 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
 
 
 def _reason(exc: BaseException) -> str:
-    text = str(exc)
+    # urllib3 quotes the request's path with its query ("... with url: /mcp?key=..."): a query may
+    # hold a secret, and this text ends up in logs, statuses and the CLI, so it is cut out.
+    text = _QUERY.sub(r"\1?...", str(exc))
     return text if len(text) <= 300 else text[:300] + "..."
+
+
+_QUERY = re.compile(r"((?:https?://|\burl: )[^\s?'\"]*)\?[^\s'\")]+")
 
 
 def _display(url: str) -> str:
@@ -413,11 +476,12 @@ class HTTPTransportBase(Transport):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         shutdown_timeout: float = 2.0,
         max_workers: int = 4,
-        pool_size: int = 32,
+        pool_size: int = 64,  # as many kept-alive connections as exchange threads: none discarded under load
     ) -> None:
         if not isinstance(url, str) or urlsplit(url).scheme.lower() not in ("http", "https") \
                 or not urlsplit(url).hostname:
             raise ValueError(f"An HTTP transport needs an http:// or https:// URL, not {url!r}")
+        check_verify(verify)
         super().__init__(name=name or default_name(url), timeout=timeout, max_workers=max_workers)
         self.url = url
         self.headers: Dict[str, str] = dict(headers or {})
@@ -445,6 +509,7 @@ class HTTPTransportBase(Transport):
         self._requests: Dict[Any, Exchange] = {}
         self._stop = threading.Event()
         self._close_message = "Transport closed"
+        self._modern = False  # a 2026-07-28 version is in use (see set_protocol_version)
         self._engine.abandon_hook = weak_method(self, "_abandon")
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -525,6 +590,9 @@ class HTTPTransportBase(Transport):
                 self._submit(self._run_request, message, exchange)
             else:
                 self._notify(message)
+        elif self._modern:  # modern servers send no requests, and a client sends no responses
+            log.warning("[%s] Not answering request %r: a 2026-07-28 server may not send requests",
+                        self.name, message.get("id"))
         else:  # our answer to a server request: POST it without holding anyone up
             self._submit(self._post_quietly, message)
 
@@ -627,6 +695,8 @@ class HTTPTransportBase(Transport):
             exchange = self._requests.get(request_id)
         if exchange is not None:
             exchange.abort()
+        if self._modern:
+            return  # 2026-07-28: closing the request's stream is the cancellation
         # Legacy HTTP: closing a stream is not a cancellation, so tell the server, off the caller's thread.
         try:
             self._submit(self._send_cancelled, request_id, reason)

@@ -20,6 +20,8 @@ from ..exceptions import ProtocolError
 
 __all__ = ["SSEEvent", "SSEParser", "iter_events"]
 
+_BOM = b"\xef\xbb\xbf"
+
 
 class SSEEvent:
     """One dispatched event: ``event`` type (default ``"message"``), ``data``, ``id``, ``retry``.
@@ -65,6 +67,7 @@ class SSEParser:
         self._event_type = ""
         self._id_buffer: Optional[str] = None
         self._dirty = False  # a field was seen since the last blank line
+        self._at_start = True  # a byte order mark may still begin the stream
 
     def resumed(self) -> "SSEParser":
         """A parser for the next connection of the same stream: same last event id and retry."""
@@ -91,6 +94,12 @@ class SSEParser:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         buf = self._buf
         buf += chunk
+        if self._at_start:  # the stream is UTF-8 decoded, which drops one leading BOM (it may be split)
+            if len(buf) < len(_BOM) and _BOM.startswith(bytes(buf)):
+                return []
+            if buf[:len(_BOM)] == _BOM:
+                del buf[:len(_BOM)]
+            self._at_start = False
         events: List[SSEEvent] = []
         start = 0
         find = buf.find

@@ -13,10 +13,10 @@ import logging
 import re
 import threading
 import weakref
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Mapping, Optional, Tuple
 
 from .._engine import DEFAULT_TIMEOUT, Engine, ProgressCallback, RequestHandler
-from .._jsonrpc import JSONObject
+from .._jsonrpc import JSONObject, RequestId
 from ..cancel import CancelToken
 
 log = logging.getLogger("mcpsync.transport")
@@ -136,6 +136,7 @@ class Transport(abc.ABC):
         on_progress: Optional[ProgressCallback] = None,
         reset_timeout_on_progress: bool = False,
         max_total_timeout: Optional[float] = None,
+        on_request_id: Optional[Callable[[RequestId], None]] = None,
     ) -> Any:
         """Send a JSON-RPC request and block for its result; see :meth:`Engine.request`."""
         if not self._started:
@@ -145,6 +146,7 @@ class Transport(abc.ABC):
         return self._engine.request(
             method, params, timeout=timeout, cancel=cancel, on_progress=on_progress,
             reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
+            on_request_id=on_request_id,
         )
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> None:
@@ -171,8 +173,26 @@ class Transport(abc.ABC):
         """Answer ``method`` straight from the reader thread; ``handler`` must not block."""
         self._engine.inline_handlers[method] = handler
 
-    def set_protocol_version(self, version: str) -> None:
-        """Told by the client after negotiation; HTTP transports send it as a header."""
+    #: How ``protocol="auto"`` finds this transport's era: "probe" (a ``server/discover`` probe with a
+    #: short timeout, for stdio and other byte streams), "http" (Streamable HTTP's modern-request-first
+    #: rule) or "legacy" (always the ``initialize`` handshake).
+    era_detection = "probe"
+
+    def set_protocol_version(self, version: Optional[str]) -> None:
+        """Told by the client: the version in use (None before one is chosen); HTTP sends it as a header.
+
+        A modern (2026-07-28) version also tells an HTTP transport to add the
+        request metadata headers, to read JSON-RPC errors in 4xx bodies, and to
+        cancel by closing a request's stream instead of sending ``notifications/cancelled``.
+        """
+
+    def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
+        """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).
+
+        ``plans`` maps a tool name to ``{property path: header name}``, from the
+        tools' ``x-mcp-header`` annotations (see :mod:`mcpsync._headers`).
+        Other transports ignore it.
+        """
 
     def start_listener(self) -> None:
         """Open a channel for messages the server sends unprompted, if this transport needs one.

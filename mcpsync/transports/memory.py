@@ -28,6 +28,7 @@ class MemoryTransport(Transport):
     """
 
     kind = "memory"
+    era_detection = "legacy"  # a scripted peer answers what the test scripts; pass protocol= for others
 
     def __init__(self, peer: Peer, *, name: str = "memory", timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
         super().__init__(name=name, timeout=timeout)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import os
 import re
 import shutil
 import subprocess
 import threading
+import time
 import warnings
 import weakref
 from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
@@ -22,7 +24,8 @@ from .. import _jsonrpc as rpc
 from .._engine import DEFAULT_TIMEOUT
 from .._jsonrpc import JSONObject
 from .._workers import join_quietly
-from ..exceptions import ConnectError, ProtocolError, TransportClosed
+from ..cancel import CancelToken
+from ..exceptions import ConnectError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
 from . import _process
 from .base import Transport, safe_name, weak_method
 
@@ -89,6 +92,7 @@ class StdioTransport(Transport):
         self._writer = _LineWriter(self._engine)
         self._writer.explain_break = weak_method(self, "_explain_break")
         self._engine._send = self._writer.write  # the hot path skips the weak indirection
+        self._engine.timed_send = self._writer.write
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._reader: Optional[threading.Thread] = None
         self._drain: Optional[threading.Thread] = None
@@ -129,7 +133,7 @@ class StdioTransport(Transport):
         except (OSError, ValueError) as exc:
             raise ConnectError(f"Cannot start MCP server {self.command!r}: {exc}") from exc
         _live.add(self)
-        self._writer.stream = self._proc.stdin
+        self._writer.attach(self._proc.stdin)
         me = weakref.ref(self)
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._reader = threading.Thread(
@@ -162,6 +166,7 @@ class StdioTransport(Transport):
         if cause is None:
             # A deliberate close: fail the waiters now, not after the polite shutdown below.
             self._engine.fail_pending(TransportClosed)
+        self._writer.detach()
         if proc.stdin is not None:
             with _suppress():
                 proc.stdin.close()
@@ -238,32 +243,124 @@ def _describe_exit(returncode: Optional[int], tail: List[str], cause: Optional[B
 
 
 class _LineWriter:
-    """Writes one message per line to the child's stdin, one writer at a time."""
+    """Writes one message per line to the child's stdin, one writer at a time, never past a deadline.
 
-    __slots__ = ("stream", "_lock", "_engine", "explain_break")
+    On POSIX the pipe is non-blocking: a writer whose deadline passes while the
+    server does not read gives up (RequestTimeout) instead of blocking for ever,
+    and so does every writer queued behind it. A line the server got only part
+    of is kept (``_tail``) and finished by the next writer before its own line,
+    so the stream never carries a torn message. Windows pipes cannot be
+    non-blocking: there a write waits until the server reads.
+    """
+
+    __slots__ = ("stream", "_fd", "_poll", "_lock", "_io_lock", "_tail", "_engine", "explain_break")
 
     def __init__(self, engine: Any) -> None:
         self.stream: Optional[IO[bytes]] = None
-        self._lock = threading.Lock()
+        self._fd: Optional[int] = None
+        self._poll: Any = None
+        self._lock = threading.Lock()  # one line at a time
+        self._io_lock = threading.Lock()  # held around each (non-blocking) write: the fd is not closed under it
+        self._tail = b""
         self._engine = engine
         # Turns a failed write into the error that says why (exit code, stderr tail).
-        self.explain_break: Optional[Callable[[BaseException], TransportClosed]] = None
+        self.explain_break: Optional[Callable[[BaseException], Optional[TransportClosed]]] = None
 
-    def write(self, message: JSONObject) -> None:
+    def attach(self, stream: Optional[IO[bytes]]) -> None:
+        self.stream = stream
+        if stream is not None and not _process.IS_WINDOWS:
+            import select
+
+            fd = stream.fileno()
+            os.set_blocking(fd, False)  # the parent's end only: the server's stdin stays blocking
+            self._poll = select.poll()
+            self._poll.register(fd, select.POLLOUT)
+            self._fd = fd
+
+    def detach(self) -> None:
+        """Stop using the pipe before it is closed (a write in progress never blocks, so this is quick)."""
+        with self._io_lock:
+            self._fd = None
+
+    def write(self, message: JSONObject, deadline: float = math.inf, cancel: Optional[CancelToken] = None) -> None:
+        """Write ``message`` as one line by the monotonic ``deadline``.
+
+        Raises:
+            RequestTimeout: the server did not take it in time (nothing more of it will be sent
+                unless part of it already was, which the next write finishes first).
+            RequestCancelled: ``cancel`` fired first (likewise).
+            TransportClosed: the connection is closed or the pipe broke.
+            ProtocolError: ``message`` is not JSON-serialisable.
+        """
         line = rpc.encode(message) + b"\n"
         stream = self.stream
         if stream is None or self._engine.closed:
             raise self._engine.closed_error()
-        with self._lock:
-            try:
-                stream.write(line)
-                stream.flush()
-            except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
-                explain = self.explain_break
-                error = explain(exc) if explain is not None else None
-                if error is None:
-                    error = TransportClosed(f"Transport closed: cannot write to the server: {exc}")
-                raise error from exc
+        if self._poll is None:  # Windows: blocking writes
+            with self._lock:
+                try:
+                    stream.write(line)
+                    stream.flush()
+                except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
+                    raise self._broken(exc) from exc
+            return
+        wait = -1.0 if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
+        if not self._lock.acquire(True, wait):
+            raise _gave_up(cancel)
+        try:
+            if self._tail:
+                self._tail = self._push(self._tail, deadline, cancel)
+                if self._tail:
+                    raise _gave_up(cancel)
+            rest = self._push(line, deadline, cancel)
+            if rest:
+                if len(rest) < len(line):
+                    self._tail = rest  # the server has part of this line: the next writer finishes it first
+                raise _gave_up(cancel)
+        finally:
+            self._lock.release()
+
+    def _push(self, data: bytes, deadline: float, cancel: Optional[CancelToken]) -> bytes:
+        """Write as much of ``data`` as the server takes by ``deadline``; return what is left."""
+        view = memoryview(data)
+        while True:
+            failure: Optional[BaseException] = None
+            with self._io_lock:
+                fd = self._fd
+                if fd is None:
+                    failure = ValueError("write to closed file")
+                else:
+                    try:
+                        written = os.write(fd, view)
+                    except BlockingIOError:
+                        written = 0
+                    except OSError as exc:  # broken pipe: the server is gone
+                        failure = exc
+            if failure is not None:
+                raise self._broken(failure) from failure
+            if written == len(view):
+                return b""
+            view = view[written:]
+            if self._engine.closed:
+                raise self._engine.closed_error()
+            if time.monotonic() >= deadline or (cancel is not None and cancel.cancelled):
+                return bytes(view)
+            # Short slices, so a cancel or a close is noticed while the server does not read.
+            self._poll.poll(_WRITE_SLICE_MS)
+
+    def _broken(self, exc: BaseException) -> TransportClosed:
+        explain = self.explain_break
+        error = explain(exc) if explain is not None else None
+        return error if error is not None else TransportClosed(f"Transport closed: cannot write to the server: {exc}")
+
+
+_WRITE_SLICE_MS = 50
+
+
+def _gave_up(cancel: Optional[CancelToken]) -> Exception:
+    if cancel is not None and cancel.cancelled:
+        return RequestCancelled(cancel.reason)
+    return RequestTimeout("Write timeout: the server is not reading its input")
 
 
 class _suppress:

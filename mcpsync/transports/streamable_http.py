@@ -24,11 +24,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from .. import _jsonrpc as rpc
+from .._headers import HeaderPlan, routing_headers
 from .._jsonrpc import JSONObject
-from ..exceptions import HTTPStatusError, MCPSyncError, ProtocolError, SessionExpired
+from .._versions import is_modern
+from ..exceptions import HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired
 from ._http import (
     Exchange, HTTPTransportBase, answers, display_url, iter_chunks, media_type, read_body, status_error,
 )
@@ -82,6 +84,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
     """
 
     kind = "streamable-http"
+    era_detection = "http"
 
     def __init__(self, url: str, *, resume_delay: float = 1.0, listener_backoff: "tuple[float, float]" = (0.5, 30.0),
                  legacy_fallback: bool = False, endpoint_timeout: float = 10.0, **options: Any) -> None:
@@ -97,6 +100,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         self._listener_exchange: Optional[Exchange] = None
         self._listener_disabled = False
         self._templates: "Optional[tuple[Any, requests.PreparedRequest]]" = None
+        self._header_plans: Dict[str, HeaderPlan] = {}
 
     @property
     def session_id(self) -> Optional[str]:
@@ -114,9 +118,15 @@ class StreamableHTTPTransport(HTTPTransportBase):
         thread = self._listener
         return thread is not None and thread.is_alive()
 
-    def set_protocol_version(self, version: str) -> None:
+    def set_protocol_version(self, version: Optional[str]) -> None:
         with self._lock:
             self._protocol_version = version
+            self._modern = is_modern(version)
+
+    def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
+        copied = {name: dict(plan) for name, plan in plans.items() if plan}
+        with self._lock:
+            self._header_plans = copied
 
     # -- headers and session ---------------------------------------------------------------
 
@@ -190,9 +200,14 @@ class StreamableHTTPTransport(HTTPTransportBase):
         request_id = message["id"]
         headers = self._headers(_POST_ACCEPT, post=True)
         sent = headers.get("Mcp-Session-Id")
+        modern = self._modern
+        if modern:  # 2026-07-28: Mcp-Method, Mcp-Name and Mcp-Param-*, derived from this very body
+            headers.update(routing_headers(message, self._header_plans))
         response = self._post(rpc.encode(message), headers, exchange)
         parser = SSEParser(self.max_message_size)
         try:
+            if modern and not 200 <= response.status_code < 300:
+                self._modern_refusal(response, request_id)
             self._note(response, sent)
             kind = media_type(response)
             if kind == _SSE:
@@ -215,6 +230,27 @@ class StreamableHTTPTransport(HTTPTransportBase):
             exchange.release()
             response.close()
         self._resume(parser, exchange, request_id)
+
+    def _modern_refusal(self, response: "requests.Response", request_id: Any) -> None:
+        """A modern server answers errors with 4xx and the JSON-RPC error in the body: raise it as MCPError.
+
+        The error (with ``http_status`` set) fails only this request; a body
+        that holds no error for it raises the usual HTTPStatusError.
+        """
+        try:
+            raw = read_body(response, 64 * 1024, "error body")
+        except Exception:  # the status alone is the error
+            raw = b""
+        try:
+            reply = rpc.decode(raw) if raw.strip() else None
+        except ProtocolError:
+            reply = None
+        error = reply.get("error") if isinstance(reply, dict) and answers(reply, request_id) else None
+        if isinstance(error, dict) and type(error.get("code")) is int:
+            refusal = MCPError(error["code"], str(error.get("message", "")), error.get("data"))
+            refusal.http_status = response.status_code
+            raise refusal
+        raise status_error(response, raw=raw)
 
     def _read_stream(self, response: "requests.Response", parser: SSEParser, exchange: Exchange,
                      request_id: Any) -> bool:

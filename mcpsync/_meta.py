@@ -1,0 +1,63 @@
+"""The ``_meta`` every modern (2026-07-28) request carries: version, capabilities, client info.
+
+One place builds it, so ``server/discover``, ordinary calls, multi round-trip
+retries, ``subscriptions/listen`` and ``tasks/*`` can never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from ._jsonrpc import JSONObject
+
+PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+#: The tasks extension of 2026-07-28 (``modelcontextprotocol/ext-tasks``).
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+def request_meta(version: str, capabilities: Mapping[str, Any], client_info: Optional[Mapping[str, Any]],
+                 log_level: Optional[str] = None) -> JSONObject:
+    """The reserved ``_meta`` keys of one modern request (client info and log level only when given)."""
+    meta: JSONObject = {PROTOCOL_VERSION: version, CLIENT_CAPABILITIES: _copy(capabilities)}
+    if client_info is not None:
+        meta[CLIENT_INFO] = dict(client_info)
+    if log_level is not None:
+        meta[LOG_LEVEL] = log_level
+    return meta
+
+
+def with_meta(params: Optional[Mapping[str, Any]], meta: Mapping[str, Any]) -> JSONObject:
+    """``params`` with ``meta`` merged into its ``_meta`` (the caller's own keys, e.g. a progress token, kept).
+
+    The reserved keys always come from ``meta``: a request's version and
+    capabilities are the client's to state, not the caller's.
+    """
+    merged: JSONObject = dict(params or {})
+    own = merged.get("_meta")
+    merged["_meta"] = {**own, **meta} if isinstance(own, dict) else dict(meta)
+    return merged
+
+
+def with_extension(capabilities: Mapping[str, Any], extension: str) -> JSONObject:
+    """``capabilities`` plus ``extensions[extension] = {}`` (a new dict)."""
+    result = _copy(capabilities)
+    extensions = dict(result.get("extensions") or {})
+    extensions.setdefault(extension, {})
+    result["extensions"] = extensions
+    return result
+
+
+def subscription_id(params: Optional[Mapping[str, Any]]) -> Any:
+    """The ``subscriptionId`` a notification's ``_meta`` names (None when it names none)."""
+    meta = params.get("_meta") if params is not None else None
+    return meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+
+
+def _copy(value: Mapping[str, Any]) -> Dict[str, Any]:
+    return {key: (_copy(item) if isinstance(item, Mapping) else item) for key, item in value.items()}

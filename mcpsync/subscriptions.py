@@ -1,0 +1,337 @@
+"""Resource subscriptions with one API over both eras, and the modern ``subscriptions/listen`` streams.
+
+``client.subscribe(uri, callback)`` returns a :class:`Subscription`;
+``callback(updated_uri)`` runs (on the client's dispatcher thread) for every
+``notifications/resources/updated`` about ``uri`` or a resource below it,
+until ``subscription.close()``.
+
+* Legacy servers: ``resources/subscribe`` and ``resources/unsubscribe``; the
+  updates arrive on the connection's own stream (stdio, or HTTP's GET stream)
+  and are matched by URI.
+* Modern servers: each subscription is a ``subscriptions/listen`` request
+  whose response is the stream; every notification on it names the request's
+  id in ``_meta["io.modelcontextprotocol/subscriptionId"]``, which routes it
+  here. Closing the subscription ends the request (HTTP: the stream is
+  closed; stdio: ``notifications/cancelled``). A stream that breaks is opened
+  again, with a new id, after a short backoff.
+
+Thread safety: any thread may subscribe and close; callbacks run one at a
+time, in arrival order, on the dispatcher thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
+
+from . import _meta
+from ._jsonrpc import JSONObject, RequestId
+from .cancel import CancelToken
+from .exceptions import CapabilityError, MCPSyncError, RequestCancelled, RequestTimeout, TransportClosed
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client
+
+__all__ = ["Subscription"]
+
+log = logging.getLogger("mcpsync.subscriptions")
+
+UpdateCallback = Callable[[str], None]
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+UPDATED = "notifications/resources/updated"
+#: list_changed notification -> the listen filter flag that asks for it.
+LIST_CHANGED_FLAGS = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+}
+_BACKOFF = (0.5, 30.0)
+
+
+def covers(subscribed: str, updated: str) -> bool:
+    """Whether an update about ``updated`` concerns a subscription to ``subscribed`` (itself or below it)."""
+    if updated == subscribed:
+        return True
+    if not updated.startswith(subscribed):
+        return False
+    return subscribed.endswith(("/", ":")) or updated[len(subscribed)] in "/?#"
+
+
+class Subscription:
+    """Updates about one resource, until :meth:`close`. Usable as a context manager."""
+
+    def __init__(self, owner: "Subscriptions", uri: str, callback: Optional[UpdateCallback]) -> None:
+        self._owner = owner
+        self.uri = uri
+        self.callback = callback
+        self._listen: Optional[_Listen] = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<Subscription {self.uri!r} {'active' if self.active else 'closed'}>"
+
+    def __enter__(self) -> "Subscription":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    @property
+    def active(self) -> bool:
+        """True until closed (or, on a modern server, until the server ended the stream)."""
+        listen = self._listen
+        return not self._closed and (listen is None or not listen.ended)
+
+    def close(self, *, timeout: Optional[float] = None) -> None:
+        """Stop the updates (idempotent). Never raises for a connection that is already gone."""
+        if self._closed:
+            return
+        self._closed = True
+        self._owner._closed(self, timeout)
+
+    def _deliver(self, updated: str) -> None:
+        callback = self.callback
+        if callback is not None and not self._closed:
+            try:
+                callback(updated)
+            except Exception:
+                log.exception("Subscription callback for %s raised", self.uri)
+
+
+class _Listen:
+    """One ``subscriptions/listen`` stream, kept open on its own thread."""
+
+    def __init__(self, owner: "Subscriptions", notifications: JSONObject, name: str) -> None:
+        self.owner = owner
+        self.notifications = notifications
+        self.acknowledged: Optional[JSONObject] = None
+        self.failure: Optional[BaseException] = None
+        self.ended = False
+        self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._token: Optional[CancelToken] = None
+        self._lock = threading.Lock()
+        self.ids: Set[RequestId] = set()
+        self.subscription: Optional[Subscription] = None
+        self.thread = threading.Thread(target=self._run, name=f"mcpsync-listen[{name}]", daemon=True)
+
+    def start(self, timeout: Optional[float]) -> None:
+        """Open the stream and wait for the server's acknowledgement.
+
+        Raises:
+            RequestTimeout: no acknowledgement in time. And what the listen request raised.
+        """
+        self.thread.start()
+        if not self._ready.wait(None if timeout is None or math.isinf(timeout) else timeout):
+            self.stop()
+            raise RequestTimeout(f"subscriptions/listen: no acknowledgement within {round((timeout or 0) * 1000)}ms",
+                                 method="subscriptions/listen", timeout=timeout or 0.0)
+        if self.failure is not None:
+            raise self.failure
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._lock:
+            token = self._token
+        if token is not None:
+            token.cancel("subscription closed")
+
+    def _registered(self, request_id: RequestId) -> None:
+        """The engine allocated the listen request's id: route its notifications here from now on."""
+        self.ids.add(request_id)
+        self.owner._route(request_id, self)
+
+    def on_notification(self, method: str, params: JSONObject) -> None:
+        if method == ACKNOWLEDGED:
+            honoured = params.get("notifications")
+            self.acknowledged = honoured if isinstance(honoured, dict) else {}
+            self._ready.set()
+        elif method == UPDATED and self.subscription is not None and isinstance(params.get("uri"), str):
+            self.subscription._deliver(params["uri"])
+
+    def _run(self) -> None:
+        delay = _BACKOFF[0]
+        client = self.owner.client
+        while not self._stop.is_set():
+            token = CancelToken()
+            with self._lock:
+                self._token = token
+            if self._stop.is_set():
+                break
+            try:
+                client._call("subscriptions/listen", {"notifications": self.notifications}, timeout=math.inf,
+                             cancel=token, on_request_id=self._registered)
+                log.info("[%s] The server ended the subscription stream", client.name)
+                break
+            except (RequestCancelled, TransportClosed) as exc:
+                if not self._ready.is_set():
+                    self.failure = exc
+                break
+            except MCPSyncError as exc:
+                if self._stop.is_set():
+                    break
+                if not self._ready.is_set():
+                    self.failure = exc  # refused outright: the subscriber hears why
+                    break
+                log.warning("[%s] Subscription stream broke (%s); listening again in %gs", client.name, exc, delay)
+                if self._stop.wait(delay):
+                    break
+                delay = min(delay * 2, _BACKOFF[1])
+            finally:
+                self.owner._unroute(self.ids)
+                self.ids.clear()
+        self.ended = True
+        self._ready.set()
+
+
+class Subscriptions:
+    """The client's subscriptions (both eras) and its modern list_changed stream."""
+
+    def __init__(self, client: "Client") -> None:
+        self.client = client
+        self._lock = threading.Lock()
+        self._legacy: Dict[str, List[Subscription]] = {}
+        self._routes: Dict[RequestId, _Listen] = {}
+        self._listens: List[_Listen] = []
+        self._list_changed: Optional[_Listen] = None
+        self._list_changed_flags: Set[str] = set()
+
+    # -- subscribing -------------------------------------------------------------------------------
+
+    def subscribe(self, uri: str, callback: Optional[UpdateCallback], timeout: Optional[float]) -> Subscription:
+        subscription = Subscription(self, uri, callback)
+        if not self.client.modern:
+            with self._lock:
+                first = uri not in self._legacy
+                self._legacy.setdefault(uri, []).append(subscription)
+            if first:
+                try:
+                    self.client.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+                except BaseException:
+                    with self._lock:
+                        self._legacy.pop(uri, None)
+                    raise
+            return subscription
+        listen = _Listen(self, {"resourceSubscriptions": [uri]}, self.client.name)
+        listen.subscription = subscription
+        subscription._listen = listen
+        with self._lock:
+            self._listens.append(listen)
+        try:
+            listen.start(timeout if timeout is not None else self.client.transport.timeout)
+            honoured = (listen.acknowledged or {}).get("resourceSubscriptions")
+            if not isinstance(honoured, list) or uri not in honoured:
+                raise CapabilityError(f"Server {self.client.name!r} did not accept a subscription to {uri!r}")
+        except BaseException:
+            subscription._closed = True
+            self._stop(listen)
+            raise
+        return subscription
+
+    def _closed(self, subscription: Subscription, timeout: Optional[float]) -> None:
+        listen = subscription._listen
+        if listen is not None:
+            self._stop(listen)
+            return
+        with self._lock:
+            remaining = [s for s in self._legacy.get(subscription.uri, []) if s is not subscription]
+            if remaining:
+                self._legacy[subscription.uri] = remaining
+                return
+            self._legacy.pop(subscription.uri, None)
+        if self.client.connected and not self.client.modern:
+            try:
+                self.client.request("resources/unsubscribe", {"uri": subscription.uri}, timeout=timeout)
+            except MCPSyncError as exc:
+                log.debug("[%s] resources/unsubscribe %s failed: %s", self.client.name, subscription.uri, exc)
+
+    def legacy_uris(self) -> List[str]:
+        """The URIs subscribed with ``resources/subscribe`` (restored after an HTTP session is renewed)."""
+        with self._lock:
+            return sorted(self._legacy)
+
+    def listen_for_list_changes(self, methods: Set[str], timeout: Optional[float]) -> None:
+        """Modern: keep one listen stream open for the list_changed notifications named in ``methods``."""
+        flags = {LIST_CHANGED_FLAGS[m] for m in methods if m in LIST_CHANGED_FLAGS}
+        with self._lock:
+            if flags <= self._list_changed_flags:
+                return
+            flags |= self._list_changed_flags
+            self._list_changed_flags = flags
+            old = self._list_changed
+            listen = _Listen(self, {flag: True for flag in sorted(flags)}, self.client.name)
+            self._list_changed = listen
+            self._listens.append(listen)
+        try:
+            listen.start(timeout)
+        except MCPSyncError as exc:
+            log.warning("[%s] Could not listen for list changes: %s", self.client.name, exc)
+            self._stop(listen)
+        if old is not None:
+            self._stop(old)  # only once the new stream is acknowledged: no gap
+
+    # -- delivery --------------------------------------------------------------------------------------
+
+    def acknowledge(self, method: str, params: Optional[JSONObject]) -> None:
+        """Reader thread: note an acknowledgement at once (quick, never blocks).
+
+        Done before any later message is read, so a stream acknowledged and then
+        broken counts as a broken stream (listened to again), not as a refusal.
+        """
+        if method == ACKNOWLEDGED and params is not None:
+            with self._lock:
+                listen = self._routes.get(_meta.subscription_id(params))
+            if listen is not None:
+                listen.on_notification(method, params)
+
+    def deliver(self, method: str, params: Optional[JSONObject]) -> None:
+        """Dispatcher thread: hand an update to its subscription's callback."""
+        if params is None or method == ACKNOWLEDGED:
+            return
+        sid = _meta.subscription_id(params)
+        if sid is not None:
+            with self._lock:
+                listen = self._routes.get(sid)
+            if listen is not None:
+                listen.on_notification(method, params)
+            return
+        if method == UPDATED and isinstance(params.get("uri"), str):
+            updated = params["uri"]
+            with self._lock:
+                targets = [s for uri, subs in self._legacy.items() if covers(uri, updated) for s in subs]
+            for subscription in targets:
+                subscription._deliver(updated)
+
+    def _route(self, request_id: RequestId, listen: _Listen) -> None:
+        with self._lock:
+            self._routes[request_id] = listen
+
+    def _unroute(self, ids: Set[RequestId]) -> None:
+        with self._lock:
+            for request_id in ids:
+                self._routes.pop(request_id, None)
+
+    # -- closing -------------------------------------------------------------------------------------
+
+    def _stop(self, listen: _Listen) -> None:
+        listen.stop()
+        if listen.thread is not threading.current_thread() and listen.thread.ident is not None:
+            listen.thread.join(5.0)
+        with self._lock:
+            if listen in self._listens:
+                self._listens.remove(listen)
+
+    def close(self) -> None:
+        """Stop every stream (the connection is closing: nothing is sent for legacy subscriptions)."""
+        with self._lock:
+            listens, self._listens = list(self._listens), []
+            self._legacy.clear()
+            self._list_changed = None
+            self._list_changed_flags = set()
+        for listen in listens:
+            listen.stop()
+        for listen in listens:
+            if listen.thread is not threading.current_thread() and listen.thread.ident is not None:
+                listen.thread.join(5.0)

@@ -1,0 +1,180 @@
+"""Security: no shell, a minimal server environment, safe names, owner-only files, TLS off only on purpose."""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import ipaddress
+import json
+import logging
+import os
+import stat
+from pathlib import Path
+from typing import Any, Iterator, List
+
+import pytest
+
+import mcpsync
+from mcpsync import ConnectError
+from mcpsync._toolcache import ToolCache
+from mcpsync.transports import _http
+
+from ..conftest import ROOT, server_argv
+from .conftest import HostileHTTP, hostile_stdio
+
+PACKAGE = ROOT / "mcpsync"
+
+
+# -- no shell ------------------------------------------------------------------------------------
+
+SHELL_CALLS = {("os", "system"), ("os", "popen"), ("subprocess", "getoutput"), ("subprocess", "getstatusoutput")}
+
+
+def test_no_shell_anywhere_in_the_package() -> None:
+    found: List[str] = []
+    files = sorted(PACKAGE.rglob("*.py"))
+    assert len(files) > 20
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            for keyword in node.keywords:
+                if keyword.arg == "shell" and not (isinstance(keyword.value, ast.Constant)
+                                                   and keyword.value.value is False):
+                    found.append(f"{where}: shell={ast.unparse(keyword.value)}")
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and (func.value.id, func.attr) in SHELL_CALLS:
+                found.append(f"{where}: {func.value.id}.{func.attr}()")
+    assert found == []
+
+
+# -- the server's environment ------------------------------------------------------------------------
+
+def test_a_stdio_server_sees_only_the_allow_list_and_its_env_whatever_the_parent_holds(monkeypatch) -> None:
+    parent_secrets = {"AWS_SECRET_ACCESS_KEY": "aws-secret-value", "GITHUB_TOKEN": "ghp_secretvalue",
+                      "OPENAI_API_KEY": "sk-secretvalue", "DATABASE_URL": "postgres://u:pw@h/db",
+                      "PYTHONSTARTUP": "/tmp/evil.py", "LD_PRELOAD": "/tmp/evil.so",
+                      "BASH_FUNC_f%%": "() {  echo pwned; }"}
+    for key, value in parent_secrets.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setenv("TERM", "() { :; }; echo pwned")  # an allow-listed name holding a shell function
+    with mcpsync.connect(hostile_stdio("printenv"), env={"MY_KEY": "given"}) as client:
+        seen = json.loads(client.call_tool("echo").text)
+    allowed = set(mcpsync.transports._process.POSIX_ENV_ALLOWLIST)
+    assert {k for k in seen if not k.startswith("LC_")} <= allowed | {"MY_KEY"}
+    assert seen["MY_KEY"] == "given" and seen["LC_ALL"] == "C.UTF-8"
+    assert "TERM" not in seen
+    assert not set(parent_secrets) & set(seen)
+    assert not [v for v in seen.values() for s in parent_secrets.values() if s in v]
+
+
+# -- names -------------------------------------------------------------------------------------------
+
+def test_a_hostile_server_name_is_sanitised_before_it_names_loggers_threads_and_files(tmp_path: Path) -> None:
+    name = "../../etc/evil name:1"
+    argv = server_argv("misbehaving.py", "good")
+    config = {"mcpServers": {name: {"command": argv[0], "args": argv[1:]}}}
+    with mcpsync.Manager(config, cache=tmp_path / "cache", reconnect=False) as manager:
+        manager.connect_all(startup_timeout=30)
+        client = manager.client(name, timeout=30)
+        assert client.transport.name == "etc_evil_name_1"
+        assert client.server_log.name == "mcpsync.server.etc_evil_name_1"
+        reader = client.transport._reader
+        assert reader is not None and reader.name == "mcpsync-stdio-reader[etc_evil_name_1]"
+        assert [t.qualified_name for t in manager.tools()] == ["mcp__etc_evil_name_1_echo"]
+    written = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert len(written) == 1 and written[0].parent == tmp_path / "cache" / "tools"
+    assert written[0].name.startswith("_.._etc_evil_name_1-")
+    assert not (tmp_path / "etc").exists()
+
+
+# -- owner-only files ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """A umask that hides nothing: the modes seen are the ones mcpsync asked for."""
+    previous = os.umask(0)
+    yield
+    os.umask(previous)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_tools_cache_is_owner_only(tmp_path: Path, open_umask: None) -> None:
+    cache = ToolCache(tmp_path / "cache")
+    assert cache.put("srv", "hash", [{"name": "echo"}])
+    path = cache.path_for("srv")
+    assert mode(path) == 0o600
+    assert mode(path.parent) == 0o700
+
+
+def test_the_token_file_and_its_lock_are_owner_only(tmp_path: Path, open_umask: None) -> None:
+    store = mcpsync.FileTokenStore(tmp_path / "config" / "tokens.json")
+    store.save("issuer|server", {"access_token": "at-secret"})
+    assert mode(store.path) == 0o600
+    assert mode(store.path.parent) == 0o700
+    assert mode(store.path.with_name("tokens.json.lock")) == 0o600
+    os.chmod(store.path, 0o644)  # someone loosened it
+    assert store.load("issuer|server") == {"access_token": "at-secret"}
+    assert mode(store.path) == 0o600
+
+
+# -- TLS ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> Any:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+def test_tls_is_verified_unless_verify_is_false_which_warns_once(http_server: Any, certificate: Any,
+                                                                   caplog: pytest.LogCaptureFixture,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    cert_path, key_path = certificate
+    server: HostileHTTP = http_server("normal", "--tls", str(cert_path), str(key_path))
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    with pytest.raises(ConnectError, match="TLS error"):
+        mcpsync.connect({"type": "http", "url": server.url()}, timeout=10)
+    with mcpsync.connect({"type": "http", "url": server.url()}, verify=str(cert_path), timeout=10) as client:
+        client.ping()
+    caplog.set_level(logging.WARNING, logger="mcpsync")
+    for _ in range(2):
+        with mcpsync.connect({"type": "http", "url": server.url()}, verify=False, timeout=10) as client:
+            client.ping()
+    off = [r for r in caplog.records if "TLS certificate verification is off" in r.getMessage()]
+    assert len(off) == 1 and off[0].levelno == logging.WARNING
+    assert f"https://127.0.0.1:{server.port}/mcp" in off[0].getMessage()
+
+
+@pytest.mark.parametrize("value", [None, 0, "", [], "false"[:0]])
+def test_tls_verification_cannot_be_turned_off_by_a_falsy_value(value: Any) -> None:
+    with pytest.raises(ValueError, match="verify must be True, False or the path of a CA bundle"):
+        mcpsync.StreamableHTTPTransport("https://example.com/mcp", verify=value)
+    with pytest.raises(ValueError):
+        _http.new_session(url="https://example.com/mcp", verify=value)

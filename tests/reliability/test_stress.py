@@ -1,0 +1,185 @@
+"""Stress: 32 threads share one client, with random server delays, random timeouts and random cancels.
+
+Over stdio and over Streamable HTTP (JSON and SSE answers). Every call must end
+with exactly its own result (its own tag) or its own typed error (a
+RequestTimeout carrying its own timeout, a RequestCancelled carrying its own
+token's reason); none may be lost or misrouted. Every request the client
+abandoned after sending it is announced to the server exactly once: the
+request ids in the server's ``notifications/cancelled`` are the ids the engine
+abandoned, no more, no fewer. The client is still usable afterwards.
+
+The fast tier makes a few thousand calls; ``-m soak`` makes 10,000 per thread.
+Run with ``-s`` to see the figures.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import random
+import threading
+import time
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+import mcpsync
+from mcpsync import CancelToken, RequestCancelled, RequestTimeout
+
+from .conftest import TIERS, HostileHTTP, hostile_stdio
+
+THREADS = 32
+CALLS = {"fast": {"stdio": 60, "http": 20}, "soak": {"stdio": 10_000, "http": 10_000}}
+DELAYS_MS = (0, 0, 0, 0, 1, 2, 5, 10, 20, 40)
+TIMEOUTS = (None, None, 0.002, 0.01, 0.03, 0.1, 1.0)
+CANCEL_SHARE = 0.15
+LATE_SLACK = 5.0  # a timeout may be noticed late on a loaded 2-core machine, never this late
+
+
+class Load:
+    """Drives one shared client from many threads and checks every outcome."""
+
+    def __init__(self, client: mcpsync.Client, seed: int) -> None:
+        self.client = client
+        self.seed = seed
+        self.lock = threading.Lock()
+        self.active: Dict[str, CancelToken] = {}
+        self.outcomes: "collections.Counter[str]" = collections.Counter()
+        self.failures: List[str] = []
+        self.stop = threading.Event()
+        # Every request the engine abandons after sending it (a timeout or a cancel) goes
+        # through its abandon hook, which tells the server: count them on the way.
+        self.abandoned: List[Any] = []
+        engine = client.transport._engine
+        announce = engine.abandon_hook
+
+        def counting(request_id: Any, reason: Any) -> None:
+            self.abandoned.append(request_id)
+            announce(request_id, reason)
+
+        engine.abandon_hook = counting
+
+    def run(self, threads: int, calls: int) -> float:
+        workers = [threading.Thread(target=self.worker, args=(index, calls), name=f"test-stress-{index}")
+                   for index in range(threads)]
+        cancellers = [threading.Thread(target=self.canceller, args=(index,), name=f"test-cancel-{index}")
+                      for index in range(2)]
+        started = time.monotonic()
+        for thread in workers + cancellers:
+            thread.start()
+        for thread in workers:
+            thread.join(3600)
+        elapsed = time.monotonic() - started
+        self.stop.set()
+        for thread in cancellers:
+            thread.join(10)
+        assert not [t.name for t in workers + cancellers if t.is_alive()], "a caller never returned"
+        return elapsed
+
+    def record(self, outcome: str, failure: Optional[str] = None) -> None:
+        with self.lock:
+            self.outcomes[outcome] += 1
+            if failure is not None:
+                self.failures.append(failure)
+
+    def worker(self, index: int, calls: int) -> None:
+        rng = random.Random(self.seed * 1000 + index)
+        for n in range(calls):
+            tag = f"{index}-{n}"
+            delay = rng.choice(DELAYS_MS)
+            timeout = rng.choice(TIMEOUTS)
+            token = CancelToken() if rng.random() < CANCEL_SHARE else None
+            if token is not None:
+                with self.lock:
+                    self.active[tag] = token
+            started = time.monotonic()
+            try:
+                result = self.client.call_tool("work", {"tag": tag, "delay_ms": delay}, timeout=timeout,
+                                               cancel=token)
+                self.record("result", None if result.text == tag else f"{tag}: got {result.text!r}")
+            except RequestTimeout as exc:
+                elapsed = time.monotonic() - started
+                mine = timeout is not None and exc.timeout == timeout and timeout <= elapsed < timeout + LATE_SLACK
+                self.record("timeout", None if mine else f"{tag}: {exc!r} after {elapsed:.3f}s (timeout {timeout})")
+            except RequestCancelled as exc:
+                mine = token is not None and token.cancelled and exc.reason == tag
+                self.record("cancelled", None if mine else f"{tag}: {exc!r} (token {token!r})")
+            except Exception as exc:  # anything else is a failure of the client
+                self.record("other", f"{tag}: {type(exc).__name__}: {exc}")
+            finally:
+                if token is not None:
+                    with self.lock:
+                        self.active.pop(tag, None)
+
+    def canceller(self, index: int) -> None:
+        rng = random.Random(self.seed * 7919 + index)
+        while not self.stop.wait(rng.uniform(0.0, 0.002)):  # pacing only: this thread generates load
+            with self.lock:
+                tags = list(self.active)
+                tag = rng.choice(tags) if tags else None
+                token = self.active[tag] if tag is not None else None
+            if token is not None:
+                token.cancel(tag)  # the reason names the call, so it can tell the error is its own
+
+    def check(self, total: int) -> Dict[str, Any]:
+        assert self.failures == []
+        assert sum(self.outcomes.values()) == total, self.outcomes
+        assert self.outcomes["other"] == 0
+        # The server saw exactly the cancellations of the abandoned requests: none lost, none twice.
+        expected = len(self.abandoned)
+        assert len(set(self.abandoned)) == expected
+        assert expected <= self.outcomes["timeout"] + self.outcomes["cancelled"]
+        stats = json.loads(self.client.call_tool(
+            "stats", {"expect_cancelled": expected, "wait_ms": 30_000}, timeout=60).text)
+        assert stats["cancelled"] == expected
+        assert sorted(stats["ids"]) == sorted(self.abandoned)
+        # Still usable.
+        self.client.ping()
+        assert self.client.call_tool("work", {"tag": "after", "delay_ms": 0}).text == "after"
+        return stats
+
+
+def report(name: str, load: Load, elapsed: float, total: int) -> None:
+    outcomes = dict(load.outcomes)
+    print(f"\n[stress {name}] {total} calls by {THREADS} threads in {elapsed:.1f}s "
+          f"({total / elapsed:.0f} calls/s): {outcomes}; cancellations announced: {len(load.abandoned)}")
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_stdio_under_threads_timeouts_and_cancels_loses_and_misroutes_nothing(tier: str) -> None:
+    calls = CALLS[tier]["stdio"]
+    with mcpsync.connect(hostile_stdio("stress"), timeout=30) as client:
+        load = Load(client, seed=1)
+        elapsed = load.run(THREADS, calls)
+        load.check(THREADS * calls)
+        report(f"stdio {tier}", load, elapsed, THREADS * calls)
+
+
+@pytest.mark.parametrize("response", ["json", "sse"])
+@pytest.mark.parametrize("tier", TIERS)
+def test_streamable_http_under_threads_timeouts_and_cancels_loses_and_misroutes_nothing(
+        tier: str, response: str, http_server: Any) -> None:
+    calls = CALLS[tier]["http"]
+    server: HostileHTTP = http_server("stress", "--response", response)
+    pool_warnings = WarningCounter()
+    logging.getLogger("urllib3").addHandler(pool_warnings)
+    try:
+        with mcpsync.connect({"type": "http", "url": server.url()}, timeout=30) as client:
+            load = Load(client, seed=2)
+            elapsed = load.run(THREADS, calls)
+            load.check(THREADS * calls)
+            report(f"http-{response} {tier}", load, elapsed, THREADS * calls)
+    finally:
+        logging.getLogger("urllib3").removeHandler(pool_warnings)
+    # Every exchange thread has a kept-alive connection to go back to: none is thrown away.
+    assert pool_warnings.messages == []
+
+
+class WarningCounter(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: List[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())

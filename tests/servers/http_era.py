@@ -1,0 +1,278 @@
+"""Test peer: a stdlib-only Streamable HTTP server scripted for the protocol-era edge cases (in-process).
+
+``EraHTTPServer(mode).start()`` serves ``POST /mcp`` on ``127.0.0.1:<ephemeral>`` and
+records every request (HTTP method, lower-cased headers, JSON body).
+
+Modes
+  empty-400   a legacy server: a POST whose MCP-Protocol-Version is 2026-07-28 gets 400 with an
+              empty body; initialize (2025-11-25), tools/list and tools/call echo work as usual
+  modern      a 2026-07-28 server (JSON answers; every error with its 4xx status):
+                server/discover, tools/list (echo, route with x-mcp-header Region, bad with an
+                invalid x-mcp-header, ``naïve tool``), tools/call:
+                  echo(text)      the text
+                  route(region, limit, flag)  400 -32020 unless the Mcp-Param-* headers match; the
+                                  first call fails with -32020 anyway, as if the schema had just
+                                  changed, and later ones until tools/list is called again
+                  naïve tool      its name comes back (Mcp-Name must be base64-encoded)
+                  block           SSE: an event, then nothing until the client closes the stream
+                subscriptions/listen: the first stream is acknowledged and then cut; later ones are
+                acknowledged, send one resources/updated, and stay open until the client closes them
+              an unknown method gets 404 -32601; GET and DELETE get 405
+  modern-404  like modern, but server/discover is unknown (404 -32601)
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Dict, List, Optional
+
+Json = Dict[str, Any]
+MODERN = "2026-07-28"
+TOOLS = [
+    {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "route", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}, "limit": {"type": "integer", "x-mcp-header": "Limit"},
+        "flag": {"type": "boolean", "x-mcp-header": "Flag"}}}},
+    {"name": "bad", "inputSchema": {"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}},
+    {"name": "naïve tool", "inputSchema": {"type": "object"}},
+]
+
+
+class Record:
+    def __init__(self, method: str, headers: Dict[str, str], body: Any) -> None:
+        self.method = method
+        self.headers = headers
+        self.body = body
+
+    @property
+    def rpc_method(self) -> Optional[str]:
+        return self.body.get("method") if isinstance(self.body, dict) else None
+
+    def __repr__(self) -> str:
+        return f"<{self.method} {self.rpc_method}>"
+
+
+def decode(value: Optional[str]) -> Optional[str]:
+    if value is not None and value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[len("=?base64?"):-2]).decode("utf-8")
+    return value
+
+
+class EraHTTPServer:
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.records: List[Record] = []
+        self.cond = threading.Condition()
+        self.stopping = threading.Event()
+        self.relisted = False
+        self.route_calls = 0
+        self.listens = 0
+        self.stream_closed = threading.Event()
+        self._sockets: List[socket.socket] = []
+        self._threads: List[threading.Thread] = []
+        owner = self
+
+        class Handler(_Handler):
+            server_owner = owner
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="test-era-http", daemon=True)
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def start(self) -> "EraHTTPServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.httpd.shutdown()
+        with self.cond:
+            sockets, threads = list(self._sockets), list(self._threads)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread in threads:
+            thread.join(5)
+        self.httpd.server_close()
+        self._thread.join(5)
+
+    def record(self, rec: Record) -> None:
+        with self.cond:
+            self.records.append(rec)
+            self.cond.notify_all()
+
+    def calls(self, rpc_method: Optional[str] = None) -> List[Record]:
+        with self.cond:
+            return [r for r in self.records if rpc_method is None or r.rpc_method == rpc_method]
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+        with self.cond:
+            if not self.cond.wait_for(predicate, timeout):
+                raise AssertionError(f"the server did not see it; records: {self.records}")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_owner: EraHTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server_owner.cond:
+            self.server_owner._sockets.append(self.connection)
+            self.server_owner._threads.append(threading.current_thread())
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass
+        with self.server_owner.cond:
+            if self.connection in self.server_owner._sockets:
+                self.server_owner._sockets.remove(self.connection)
+
+    def send(self, status: int, payload: Any = None) -> None:
+        body = b"" if payload is None else json.dumps(payload).encode()
+        self.send_response(status)
+        if payload is not None:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self.server_owner.record(Record("GET", {k.lower(): v for k, v in self.headers.items()}, None))
+        self.send(405)
+
+    do_DELETE = do_GET
+
+    def do_POST(self) -> None:
+        owner = self.server_owner
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"null")
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        owner.record(Record("POST", headers, body))
+        if "id" not in body:
+            return self.send(202)
+        modern_header = headers.get("mcp-protocol-version") == MODERN
+        if owner.mode == "empty-400":
+            return self.send(400) if modern_header else self.legacy(body)
+        return self.modern(body, headers)
+
+    def legacy(self, body: Json) -> None:
+        rid, method = body["id"], body["method"]
+        if method == "initialize":
+            result: Json = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "empty-400", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": TOOLS[:1]}
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": (body["params"].get("arguments") or {}).get("text")}]}
+        else:
+            return self.send(200, {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+        self.send(200, {"jsonrpc": "2.0", "id": rid, "result": result})
+
+    def fail(self, rid: Any, status: int, code: int, message: str) -> None:
+        self.send(status, {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+    def modern(self, body: Json, headers: Dict[str, str]) -> None:
+        owner = self.server_owner
+        rid, method, params = body["id"], body["method"], body.get("params") or {}
+        if headers.get("mcp-protocol-version") != MODERN or headers.get("mcp-method") != method:
+            return self.fail(rid, 400, -32020, "Header mismatch: MCP-Protocol-Version or Mcp-Method")
+        ok = lambda result: self.send(200, {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete",
+                                                                                   **result}})
+        if method == "server/discover" and owner.mode == "modern":
+            return ok({"supportedVersions": [MODERN], "capabilities": {"tools": {"listChanged": False},
+                                                                      "resources": {"subscribe": True}},
+                       "ttlMs": 0, "cacheScope": "private"})
+        if method == "tools/list":
+            owner.relisted = True
+            return ok({"tools": TOOLS, "ttlMs": 0, "cacheScope": "private"})
+        if method == "subscriptions/listen":
+            return self.listen(rid, params)
+        if method != "tools/call":
+            return self.fail(rid, 404, -32601, f"Method not found: {method}")
+        name = params.get("name")
+        if decode(headers.get("mcp-name")) != name:
+            return self.fail(rid, 400, -32020, "Header mismatch: Mcp-Name")
+        arguments = params.get("arguments") or {}
+        if name == "route":
+            owner.route_calls += 1
+            if owner.route_calls == 1 or not owner.relisted:  # as if the tool's schema had just changed
+                owner.relisted = False
+                return self.fail(rid, 400, -32020, "Header mismatch: Mcp-Param-Region")
+            expected = {"mcp-param-region": arguments.get("region"), "mcp-param-limit": arguments.get("limit"),
+                        "mcp-param-flag": arguments.get("flag")}
+            for header, value in expected.items():
+                shown = None if value is None else (("true" if value else "false") if isinstance(value, bool)
+                                                    else str(value))
+                if decode(headers.get(header)) != shown:
+                    return self.fail(rid, 400, -32020, f"Header mismatch: {header}")
+            return ok({"content": [{"type": "text", "text": f"routed to {arguments.get('region')}"}]})
+        if name == "block":
+            return self.block(rid)
+        text = name if name == "naïve tool" else str(arguments.get("text"))
+        ok({"content": [{"type": "text", "text": text}]})
+
+    def stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def event(self, message: Json) -> None:
+        data = b"data: " + json.dumps(message).encode() + b"\n\n"
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def listen(self, rid: Any, params: Json) -> None:
+        owner = self.server_owner
+        with owner.cond:
+            owner.listens += 1
+            first = owner.listens == 1
+        uris = (params.get("notifications") or {}).get("resourceSubscriptions") or []
+        meta = {"io.modelcontextprotocol/subscriptionId": rid}
+        self.stream()
+        self.event({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                    "params": {"notifications": {"resourceSubscriptions": uris}, "_meta": meta}})
+        if first:  # the stream breaks: no graceful result, so the client listens again
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.event({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                    "params": {"uri": uris[0], "_meta": meta}})
+        self.wait_for_close()
+
+    def block(self, rid: Any) -> None:
+        self.stream()
+        self.event({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}})
+        self.wait_for_close()
+        self.server_owner.stream_closed.set()
+
+    def wait_for_close(self) -> None:
+        owner = self.server_owner
+        self.connection.settimeout(0.05)
+        while not owner.stopping.is_set():
+            try:
+                if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                    break  # the client closed the stream: that is the cancellation
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+        self.close_connection = True
