@@ -88,6 +88,7 @@ class Engine:
         self.inline_handlers: Dict[str, InlineHandler] = {}
         self.notification_sink: Optional[NotificationSink] = None
         self.notification_hook: Optional[NotificationSink] = None
+        self.answer_requests = True  # False in the 2026-07-28 era, which has no server requests
         self.abandon_hook: AbandonHook = self._send_cancelled
         # Never cancelled: initialize (the spec forbids it) and server/discover (as the era probe it may
         # go to a legacy server, which should not be left a stray cancellation before its handshake).
@@ -402,6 +403,11 @@ class Engine:
 
     def _on_request(self, message: JSONObject) -> None:
         request_id, method, params = message["id"], message["method"], message.get("params")
+        if not self.answer_requests:
+            # 2026-07-28: servers send no requests, and a client must not write responses.
+            log.warning("[%s] Ignoring a %r request from the server: this protocol version has "
+                        "no server-to-client requests", self.name, method)
+            return
         inline = self.inline_handlers.get(method)
         if inline is not None:
             self._answer(request_id, inline, params)

@@ -422,3 +422,19 @@ def test_an_update_concerns_a_subscription_to_the_resource_or_one_above_it(subsc
     from mcpsync.subscriptions import covers
 
     assert covers(subscribed, updated) is covered
+
+
+def test_a_request_from_a_modern_server_is_ignored_not_answered(logs):
+    # 2026-07-28 has no server-to-client requests; the client must not write responses.
+    from tests.peer import ScriptedPeer
+
+    with ScriptedPeer() as peer:
+        peer.transport.set_protocol_version("2026-07-28")
+        peer.transport.set_inline_handler("ping", lambda params: {})
+        peer.transport.feed({"jsonrpc": "2.0", "id": "s1", "method": "ping"})
+        assert peer.transport.request("sync") == {"echo": None}  # a round trip after the request
+        assert not any(m.get("id") == "s1" for m in peer.log)
+        peer.transport.set_protocol_version("2025-11-25")
+        peer.transport.feed({"jsonrpc": "2.0", "id": "s2", "method": "ping"})
+        assert peer.wait_for(lambda m: m.get("id") == "s2")["result"] == {}
+    assert any("no server-to-client requests" in m for m in logs.messages())

@@ -184,7 +184,12 @@ class Transport(abc.ABC):
         A modern (2026-07-28) version also tells an HTTP transport to add the
         request metadata headers, to read JSON-RPC errors in 4xx bodies, and to
         cancel by closing a request's stream instead of sending ``notifications/cancelled``.
+        On every transport a modern version stops answers to server requests (there are none
+        in that era, and a client must not write responses).
         """
+        from .._versions import is_modern
+
+        self._engine.answer_requests = not is_modern(version)
 
     def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
         """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).

@@ -119,6 +119,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         return thread is not None and thread.is_alive()
 
     def set_protocol_version(self, version: Optional[str]) -> None:
+        super().set_protocol_version(version)
         with self._lock:
             self._protocol_version = version
             self._modern = is_modern(version)
