@@ -123,7 +123,8 @@ class Engine:
         """Send a request and block until its result arrives.
 
         ``timeout`` is float seconds; ``None`` means the engine default and
-        ``math.inf`` means no limit. Returns the ``result`` member.
+        ``math.inf`` means no limit. It covers writing the request (a server that
+        stops reading cannot hold the call) and waiting. Returns the ``result`` member.
         ``on_request_id(id)`` is told the request's id before it is sent (for
         a long-lived request whose notifications name it, like ``subscriptions/listen``).
 
@@ -166,7 +167,8 @@ class Engine:
             try:
                 self._send_by(message, start + budget, cancel)
             except RequestTimeout:
-                # The server did not take the request in time (it stopped reading): nothing to cancel.
+                # The server did not take the request in time (it stopped reading). It has at most
+                # part of it, which the next write completes; no cancellation is sent for it.
                 raise RequestTimeout(f"Request timeout after {round(budget * 1000)}ms", method=method,
                                      timeout=budget) from None
             return self._wait(request_id, waiter, timeout, cancel, max_total_timeout, start)

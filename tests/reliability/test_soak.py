@@ -22,7 +22,7 @@ from mcpsync import RequestTimeout, ServerNotConnected, TransportClosed
 from .conftest import TIERS, HostileHTTP, Snapshot, expect_back_to, hostile_stdio, rss_bytes, settle
 
 MB = 1 << 20
-CYCLES = {"fast": 12, "soak": 1000}
+CYCLES = {"fast": 20, "soak": 1000}
 WARM_UP = {"fast": 4, "soak": 50}
 MEMORY_GROWTH_LIMIT = 4 * MB
 
@@ -132,7 +132,7 @@ def test_stdio_servers_crashing_under_load_leave_nothing_behind(tier: str) -> No
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_a_manager_reconnects_crashing_servers_while_calls_run(tier: str, tmp_path: Any) -> None:
-    calls_per_thread = {"fast": 60, "soak": 2500}[tier]
+    calls_per_thread = {"fast": 100, "soak": 2500}[tier]
     servers = {f"s{i}": {"command": argv[0], "args": argv[1:]}
                for i in range(3) for argv in [hostile_stdio("stress", "--crash-after", str(25 + 10 * i))]}
     policy = mcpsync.ReconnectPolicy(initial_delay=0.01, max_delay=0.05, jitter=0.0, max_attempts=10_000,
