@@ -130,6 +130,24 @@ def test_stdio_servers_crashing_under_load_leave_nothing_behind(tier: str) -> No
     print(f"[soak stdio crash under load {tier}] {dict(outcomes.counts)}")
 
 
+def call_through_planned_crash(manager: "mcpsync.Manager", name: str) -> str:
+    """Call ``name`` once more after the load; its server may be exactly at its planned crash.
+
+    A ``--crash-after N`` server exits on its N-th call, and the check call can be that call (or
+    can reach a process that exited a moment before the manager noticed). The manager does not
+    retry a tool call by itself (calls need not be idempotent), so the check retries after the
+    planned exit, and only for that exit.
+    """
+    for _ in range(3):
+        try:
+            return manager.call_tool(name, {"tag": "last"}, timeout=30).text
+        except TransportClosed as exc:
+            if exc.returncode != 3:
+                raise
+            assert manager.wait(30)
+    raise AssertionError(f"{name} kept crashing after recovery")
+
+
 @pytest.mark.parametrize("tier", TIERS)
 def test_a_manager_reconnects_crashing_servers_while_calls_run(tier: str, tmp_path: Any) -> None:
     calls_per_thread = {"fast": 100, "soak": 2500}[tier]
@@ -169,7 +187,7 @@ def test_a_manager_reconnects_crashing_servers_while_calls_run(tier: str, tmp_pa
         reconnects = sum(s.reconnects for s in status.values())
         assert manager.wait(30)
         for name in servers:  # every server is back and answers
-            assert manager.call_tool(f"mcp_{name}_work", {"tag": "last"}, timeout=30).text == "last"
+            assert call_through_planned_crash(manager, f"mcp_{name}_work") == "last"
     elapsed = time.monotonic() - started
     after = expect_back_to(before)
     total = 8 * calls_per_thread
