@@ -41,13 +41,19 @@ CANCEL_WRITE_TIMEOUT = 1.0
 
 
 class _Waiter:
-    """One pending request: an Event plus the outcome slot the reader fills."""
+    """One pending request: an Event plus the outcome slot the reader fills.
+
+    The Event is the calling thread's own (see :func:`_take_event`): a thread waits for
+    one request at a time, so it parks on the same Event call after call instead of
+    building a new Event (and its Condition and Lock) for each.
+    """
 
     __slots__ = ("event", "method", "done", "ready", "result", "error", "on_progress", "progressed",
                  "wake_on_progress", "timeout_label")
 
-    def __init__(self, method: str, on_progress: Optional[ProgressCallback], wake_on_progress: bool) -> None:
-        self.event = threading.Event()
+    def __init__(self, method: str, on_progress: Optional[ProgressCallback], wake_on_progress: bool,
+                 event: threading.Event) -> None:
+        self.event = event
         self.method = method
         self.done = False  # an outcome is set (first one wins); guarded by the engine lock
         self.ready = False  # the caller may take the outcome (set just before event.set())
@@ -140,9 +146,11 @@ class Engine:
             timeout = self.default_timeout
         start = time.monotonic()  # one deadline spans the write and the wait
         wake_on_progress = reset_timeout_on_progress and on_progress is not None
-        waiter = _Waiter(method, on_progress, wake_on_progress)
+        event = _take_event()
+        waiter = _Waiter(method, on_progress, wake_on_progress, event)
         with self._lock:
             if self._closed is not None:
+                _return_event(event)
                 raise self._closed()
             request_id = self._next_id
             self._next_id += 1
@@ -163,9 +171,14 @@ class Engine:
             # Count it as sent before writing: a Ctrl-C landing inside or just after the write
             # must still tell the server (a cancel for an id it never saw is harmless).
             sent = True
-            budget = _budget(timeout, max_total_timeout)
+            budget = (math.inf if timeout is None else timeout) if max_total_timeout is None \
+                else _budget(timeout, max_total_timeout)
             try:
-                self._send_by(message, start + budget, cancel)
+                timed = self.timed_send
+                if timed is None:
+                    self._send(message)
+                else:
+                    timed(message, start + budget, cancel)
             except RequestTimeout:
                 # The server did not take the request in time (it stopped reading). It has at most
                 # part of it, which the next write completes; no cancellation is sent for it.
@@ -182,6 +195,7 @@ class Engine:
                 self._waiters.pop(request_id, None)
             if unregister is not None:
                 unregister()
+            _return_event(event)
 
     def _wait(self, request_id: int, waiter: _Waiter, timeout: Optional[float],
               cancel: Optional[CancelToken], max_total: Optional[float], start: float) -> Any:
@@ -199,16 +213,22 @@ class Engine:
                     f"{waiter.timeout_label} timeout after {round(budget * 1000)}ms", method=waiter.method,
                     timeout=budget,
                 )
-            waiter.event.wait(None if math.isinf(remaining) else remaining)
+            event = waiter.event
+            event.wait(None if math.isinf(remaining) else remaining)
             if waiter.ready:
                 return self._outcome(waiter)
             if cancel is not None and cancel.cancelled:
                 self._abandon(request_id, waiter.method, cancel.reason)
                 raise RequestCancelled(cancel.reason)
             if waiter.progressed:
-                waiter.event.clear()
+                event.clear()
                 waiter.progressed = False
                 deadline = min(time.monotonic() + limit, hard_stop)
+            elif event.is_set():
+                # A late set() meant for this thread's previous request (its answer or its cancel
+                # raced its end). Clear it; ``ready`` is checked again before the next wait, and
+                # _deliver sets ``ready`` before the Event, so no real wake-up is lost.
+                event.clear()
 
     @staticmethod
     def _outcome(waiter: _Waiter) -> Any:
@@ -505,6 +525,23 @@ def _budget(timeout: Optional[float], max_total: Optional[float]) -> float:
     """Seconds a call may take in all (``math.inf`` for no limit)."""
     limit = math.inf if timeout is None else timeout
     return limit if max_total is None else min(limit, max_total)
+
+
+_parked = threading.local()
+
+
+def _take_event() -> threading.Event:
+    """The calling thread's Event, cleared (a new one if it is in use: a nested request)."""
+    event: Optional[threading.Event] = getattr(_parked, "event", None)
+    if event is None:
+        return threading.Event()
+    _parked.event = None
+    event.clear()
+    return event
+
+
+def _return_event(event: threading.Event) -> None:
+    _parked.event = event
 
 
 def _deliver(waiter: _Waiter) -> None:

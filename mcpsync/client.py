@@ -178,6 +178,7 @@ class Client:
         self._listened: Dict[str, Subscription] = {}  # modern subscribe_resource() streams
         self._connected = False
         self._closed = False
+        self._plain_tool_calls = False  # legacy, tools offered, no tool tasks: see _note_session()
         # What a new session must restore (HTTP session expiry).
         self._renew_lock = threading.Lock()
         self._session_generation = 0
@@ -271,8 +272,15 @@ class Client:
                 transport.close()
                 raise
         self._connected = True
+        self._note_session()
         self._after_connect(timeout)
         return self
+
+    def _note_session(self) -> None:
+        """Work out once per handshake what every call would otherwise check again."""
+        capabilities = self.server_capabilities
+        self._plain_tool_calls = (self._connected and not self.modern and "tools" in capabilities
+                                  and not offers_tool_tasks(capabilities))
 
     def _open(self, transport: Transport) -> None:
         me = weakref.ref(self)
@@ -323,6 +331,7 @@ class Client:
 
     def _adopt(self, version: str, result: Optional[JSONObject]) -> None:
         """Become modern at ``version``, described by a DiscoverResult (None: the server gave none)."""
+        self._plain_tool_calls = False
         self.protocol_version = version
         self.transport.set_protocol_version(version)
         if result is None:
@@ -407,6 +416,7 @@ class Client:
         self.server_info = Implementation.from_dict(result.get("serverInfo") or {})
         instructions = result.get("instructions")
         self.instructions = instructions if isinstance(instructions, str) else None
+        self._note_session()
 
     # -- server-to-client traffic (worker and dispatcher threads) -------------------------
 
@@ -508,6 +518,11 @@ class Client:
             raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
         if self.modern:
             return self._modern_call(method, params, extension, on_request_id, options)
+        return self._legacy_call(method, params, options, on_request_id)
+
+    def _legacy_call(self, method: str, params: Optional[JSONObject], options: Mapping[str, Any],
+                     on_request_id: Optional[Callable[[RequestId], None]] = None) -> Any:
+        """A request in a legacy session: renewed once if the server expired it (HTTP)."""
         generation = self._session_generation
         try:
             return self._send(method, params, options, on_request_id)
@@ -639,11 +654,14 @@ class Client:
             RequestTimeout, RequestCancelled, TransportClosed: as for :meth:`request`.
             CapabilityError: the server offers no tools.
         """
-        self._require("tools", what=f"call tool {name!r}")
-        params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
+        params: JSONObject = {"name": name, "arguments": dict(arguments) if arguments else {}}
         options: Dict[str, Any] = dict(timeout=timeout, cancel=cancel, on_progress=on_progress,
                                        reset_timeout_on_progress=reset_timeout_on_progress,
                                        max_total_timeout=max_total_timeout)
+        if self._plain_tool_calls and not task:
+            # The hot path: a legacy session whose server runs no tool as a task.
+            return CallToolResult.from_dict(self._legacy_call("tools/call", params, options))
+        self._require("tools", what=f"call tool {name!r}")
         if self.modern:
             return self._call_tool_modern(name, params, task, options)
         support = self._task_support(name, timeout) if task or self._offers_tool_tasks() else None

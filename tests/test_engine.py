@@ -339,3 +339,32 @@ def test_invalid_messages_raise_protocol_error_for_the_reader_to_log():
             with pytest.raises(ProtocolError):
                 peer.transport._engine.receive(bad)
         assert peer.transport.request("still") == {"echo": None}
+
+
+def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
+    # Each thread parks on one Event, call after call. A set() meant for its previous call
+    # (an answer or a cancel that raced that call's end) can land during the next call: the
+    # call must go on waiting for its own answer, not return early or spin.
+    from mcpsync._engine import Engine
+
+    sent = threading.Event()
+    engine = None
+
+    def send(message):
+        engine._waiters[message["id"]].event.set()  # the stray wake, before any answer
+        sent.set()
+
+    engine = Engine(send, name="stray")
+
+    def answer():
+        sent.wait(10)
+        engine.receive({"jsonrpc": "2.0", "id": 1, "result": {"mine": True}})
+
+    helper = threading.Thread(target=answer)
+    helper.start()
+    try:
+        assert engine.request("tools/call", timeout=10) == {"mine": True}
+    finally:
+        helper.join(10)
+        engine.close(lambda: TransportClosed())
+    assert engine.unknown_responses == 0

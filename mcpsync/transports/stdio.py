@@ -304,17 +304,33 @@ class _LineWriter:
                 except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
                     raise self._broken(exc) from exc
             return
-        wait = -1.0 if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
-        if not self._lock.acquire(True, wait):
-            raise _gave_up(cancel)
+        lock = self._lock
+        if not lock.acquire(False):  # the common case takes the free lock without reading the clock
+            wait = -1.0 if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
+            if not lock.acquire(True, wait):
+                raise _gave_up(cancel)
         try:
+            size = len(line)
             if self._tail:
                 self._tail = self._push(self._tail, deadline, cancel)
                 if self._tail:
                     raise _gave_up(cancel)
+            else:
+                # Fast path: the pipe takes the whole line in one write (the usual case).
+                written = 0
+                with self._io_lock:
+                    fd = self._fd
+                    if fd is not None:
+                        try:
+                            written = os.write(fd, line)
+                        except OSError:  # full (BlockingIOError) or broken: _push retries and says which
+                            written = 0
+                if written == size:
+                    return
+                line = line[written:]
             rest = self._push(line, deadline, cancel)
             if rest:
-                if len(rest) < len(line):
+                if len(rest) < size:
                     self._tail = rest  # the server has part of this line: the next writer finishes it first
                 raise _gave_up(cancel)
         finally:

@@ -8,6 +8,7 @@ pending request is only ever resolved by a response naming its exact id.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Dict, List
 
 import pytest
@@ -85,7 +86,7 @@ def test_the_engine_takes_any_message_sequence_and_never_misroutes_an_answer(tie
         sent: List[Any] = []
         engine = Engine(sent.append, name="fuzz")  # no handlers: requests are refused, on this thread
         engine.inline_handlers["ping"] = lambda params: {}
-        waiters = {request_id: _Waiter("tools/call", None, False) for request_id in (1, 2, 3)}
+        waiters = {request_id: _Waiter("tools/call", None, False, threading.Event()) for request_id in (1, 2, 3)}
         engine._waiters.update(waiters)
         for message in sequence:
             try:
