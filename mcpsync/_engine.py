@@ -312,6 +312,10 @@ class Engine:
         Raises:
             ProtocolError: ``message`` is not a JSON-RPC message (the caller logs and skips it).
         """
+        if type(message) is dict and "result" in message and "id" in message and "method" not in message \
+                and "error" not in message and message.get("jsonrpc") == "2.0":
+            self._resolve(message)  # the common case, a plain response: what classify() would conclude
+            return
         if isinstance(message, list):  # a 2025-03-26 batch
             if not any(isinstance(item, dict) for item in message):
                 raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")

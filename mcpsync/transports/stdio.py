@@ -1,21 +1,21 @@
 """StdioTransport: an MCP server run as a child process, spoken to over its stdin and stdout.
 
 Threads: one reader (stdout lines → engine), one stderr drain (lines → the
-``mcpsync.server.<name>`` logger and a bounded tail). Writes happen on the
-calling thread under one lock, so lines from different threads never interleave.
+``mcpsync.server.<name>`` logger and a bounded tail), one exit watcher. Writes
+happen on the calling threads, one at a time (see :mod:`._pipe_writer`), so
+lines from different threads never interleave; a flusher thread exists only
+while the server is slow to read lines that other threads queued.
 """
 
 from __future__ import annotations
 
 import collections
 import logging
-import math
 import os
 import re
 import shutil
 import subprocess
 import threading
-import time
 import warnings
 import weakref
 from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
@@ -24,9 +24,9 @@ from .. import _jsonrpc as rpc
 from .._engine import DEFAULT_TIMEOUT
 from .._jsonrpc import JSONObject
 from .._workers import join_quietly
-from ..cancel import CancelToken
-from ..exceptions import ConnectError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
+from ..exceptions import ConnectError, ProtocolError, TransportClosed
 from . import _process
+from ._pipe_writer import PipeWriter
 from .base import Transport, safe_name, weak_method
 
 log = logging.getLogger("mcpsync.transport.stdio")
@@ -89,10 +89,11 @@ class StdioTransport(Transport):
         self.shutdown_timeout = shutdown_timeout
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(self.name)}")
         self._proc: "Optional[subprocess.Popen[bytes]]" = None
-        self._writer = _LineWriter(self._engine)
+        self._writer = PipeWriter(self._engine, self.name)
         self._writer.explain_break = weak_method(self, "_explain_break")
         self._engine._send = self._writer.write  # the hot path skips the weak indirection
         self._engine.timed_send = self._writer.write
+        self._engine.abandon_hook = _withdraw_or_cancel(self._writer, self._engine.abandon_hook)
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._reader: Optional[threading.Thread] = None
         self._drain: Optional[threading.Thread] = None
@@ -175,6 +176,7 @@ class StdioTransport(Transport):
             join_quietly(self._reader, self.shutdown_timeout)
         join_quietly(self._drain, self.shutdown_timeout)
         join_quietly(self._watcher, self.shutdown_timeout)
+        self._writer.join(self.shutdown_timeout)
         for stream, thread in ((proc.stdout, self._reader), (proc.stderr, self._drain)):
             # A pipe is closed here only once its thread is done with it (or is this thread);
             # a thread still blocked on it (a process that escaped the group holds the other
@@ -242,143 +244,6 @@ def _describe_exit(returncode: Optional[int], tail: List[str], cause: Optional[B
     return text
 
 
-class _LineWriter:
-    """Writes one message per line to the child's stdin, one writer at a time, never past a deadline.
-
-    On POSIX the pipe is non-blocking: a writer whose deadline passes while the
-    server does not read gives up (RequestTimeout) instead of blocking for ever,
-    and so does every writer queued behind it. A line the server got only part
-    of is kept (``_tail``) and finished by the next writer before its own line,
-    so the stream never carries a torn message. Windows pipes cannot be
-    non-blocking: there a write waits until the server reads.
-    """
-
-    __slots__ = ("stream", "_fd", "_poll", "_lock", "_io_lock", "_tail", "_engine", "explain_break")
-
-    def __init__(self, engine: Any) -> None:
-        self.stream: Optional[IO[bytes]] = None
-        self._fd: Optional[int] = None
-        self._poll: Any = None
-        self._lock = threading.Lock()  # one line at a time
-        self._io_lock = threading.Lock()  # held around each (non-blocking) write: the fd is not closed under it
-        self._tail = b""
-        self._engine = engine
-        # Turns a failed write into the error that says why (exit code, stderr tail).
-        self.explain_break: Optional[Callable[[BaseException], Optional[TransportClosed]]] = None
-
-    def attach(self, stream: Optional[IO[bytes]]) -> None:
-        self.stream = stream
-        if stream is not None and not _process.IS_WINDOWS:
-            import select
-
-            fd = stream.fileno()
-            os.set_blocking(fd, False)  # the parent's end only: the server's stdin stays blocking
-            self._poll = select.poll()
-            self._poll.register(fd, select.POLLOUT)
-            self._fd = fd
-
-    def detach(self) -> None:
-        """Stop using the pipe before it is closed (a write in progress never blocks, so this is quick)."""
-        with self._io_lock:
-            self._fd = None
-
-    def write(self, message: JSONObject, deadline: float = math.inf, cancel: Optional[CancelToken] = None) -> None:
-        """Write ``message`` as one line by the monotonic ``deadline``.
-
-        Raises:
-            RequestTimeout: the server did not take it in time (nothing more of it will be sent
-                unless part of it already was, which the next write finishes first).
-            RequestCancelled: ``cancel`` fired first (likewise).
-            TransportClosed: the connection is closed or the pipe broke.
-            ProtocolError: ``message`` is not JSON-serialisable.
-        """
-        line = rpc.encode(message) + b"\n"
-        stream = self.stream
-        if stream is None or self._engine.closed:
-            raise self._engine.closed_error()
-        if self._poll is None:  # Windows: blocking writes
-            with self._lock:
-                try:
-                    stream.write(line)
-                    stream.flush()
-                except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
-                    raise self._broken(exc) from exc
-            return
-        lock = self._lock
-        if not lock.acquire(False):  # the common case takes the free lock without reading the clock
-            wait = -1.0 if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
-            if not lock.acquire(True, wait):
-                raise _gave_up(cancel)
-        try:
-            size = len(line)
-            if self._tail:
-                self._tail = self._push(self._tail, deadline, cancel)
-                if self._tail:
-                    raise _gave_up(cancel)
-            else:
-                # Fast path: the pipe takes the whole line in one write (the usual case).
-                written = 0
-                with self._io_lock:
-                    fd = self._fd
-                    if fd is not None:
-                        try:
-                            written = os.write(fd, line)
-                        except OSError:  # full (BlockingIOError) or broken: _push retries and says which
-                            written = 0
-                if written == size:
-                    return
-                line = line[written:]
-            rest = self._push(line, deadline, cancel)
-            if rest:
-                if len(rest) < size:
-                    self._tail = rest  # the server has part of this line: the next writer finishes it first
-                raise _gave_up(cancel)
-        finally:
-            self._lock.release()
-
-    def _push(self, data: bytes, deadline: float, cancel: Optional[CancelToken]) -> bytes:
-        """Write as much of ``data`` as the server takes by ``deadline``; return what is left."""
-        view = memoryview(data)
-        while True:
-            failure: Optional[BaseException] = None
-            with self._io_lock:
-                fd = self._fd
-                if fd is None:
-                    failure = ValueError("write to closed file")
-                else:
-                    try:
-                        written = os.write(fd, view)
-                    except BlockingIOError:
-                        written = 0
-                    except OSError as exc:  # broken pipe: the server is gone
-                        failure = exc
-            if failure is not None:
-                raise self._broken(failure) from failure
-            if written == len(view):
-                return b""
-            view = view[written:]
-            if self._engine.closed:
-                raise self._engine.closed_error()
-            if time.monotonic() >= deadline or (cancel is not None and cancel.cancelled):
-                return bytes(view)
-            # Short slices, so a cancel or a close is noticed while the server does not read.
-            self._poll.poll(_WRITE_SLICE_MS)
-
-    def _broken(self, exc: BaseException) -> TransportClosed:
-        explain = self.explain_break
-        error = explain(exc) if explain is not None else None
-        return error if error is not None else TransportClosed(f"Transport closed: cannot write to the server: {exc}")
-
-
-_WRITE_SLICE_MS = 50
-
-
-def _gave_up(cancel: Optional[CancelToken]) -> Exception:
-    if cancel is not None and cancel.cancelled:
-        return RequestCancelled(cancel.reason)
-    return RequestTimeout("Write timeout: the server is not reading its input")
-
-
 class _suppress:
     """Swallow OSError/ValueError from closing pipes that may already be gone."""
 
@@ -391,6 +256,14 @@ class _suppress:
 
 class _EndOfStream(Exception):
     pass
+
+
+def _withdraw_or_cancel(writer: PipeWriter, send_cancel: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """The engine's abandon hook: a request still queued is taken back; one sent is cancelled."""
+    def abandon(request_id: Any, reason: Any) -> None:
+        if not writer.withdraw(request_id):
+            send_cancel(request_id, reason)
+    return abandon
 
 
 def _read_stdout(me: "weakref.ref[StdioTransport]", stream: IO[bytes], engine: Any,

@@ -49,14 +49,29 @@ class Load:
         self.failures: List[str] = []
         self.stop = threading.Event()
         # Every request the engine abandons after sending it (a timeout or a cancel) goes
-        # through its abandon hook, which tells the server: count them on the way.
+        # through its abandon hook, which tells the server: count them on the way. Over stdio
+        # a request still queued for the pipe is taken back instead (the server never sees it,
+        # so it is not told either): those are not counted.
         self.abandoned: List[Any] = []
-        engine = client.transport._engine
+        transport = client.transport
+        engine = transport._engine
         announce = engine.abandon_hook
+        taken_back = threading.local()  # per thread: the abandon hook runs on the abandoning thread
+        writer = getattr(transport, "_writer", None)
+        if writer is not None:
+            take_back = writer.withdraw
+
+            def withdraw(request_id: Any) -> bool:
+                taken_back.last = take_back(request_id)
+                return taken_back.last
+
+            writer.withdraw = withdraw
 
         def counting(request_id: Any, reason: Any) -> None:
-            self.abandoned.append(request_id)
+            taken_back.last = False
             announce(request_id, reason)
+            if not taken_back.last:
+                self.abandoned.append(request_id)
 
         engine.abandon_hook = counting
 

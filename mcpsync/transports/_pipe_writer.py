@@ -1,0 +1,350 @@
+"""Writing one JSON-RPC message per line to a child's stdin: whole lines, in order, never past a deadline.
+
+Any number of threads write; one at a time holds the pipe (``_lock``). On POSIX
+the parent's end of the pipe is non-blocking, so no writer can be stuck behind a
+server that stopped reading: each waits on the pipe only until its own deadline.
+
+Under load, short lines are written together: a thread that finds the pipe busy
+queues its line and goes on to wait for its answer, and the thread writing sends
+every queued line with its own in one ``write``. That saves each of those threads
+a sleep on the lock and a system call, which is most of the cost of a call when
+eight threads share one connection. Whoever lets go of the pipe looks at the queue
+once more, so a line queued at that moment is not stranded; and if the server
+stops reading while other threads' lines are still queued, a flusher thread
+(started then, gone when the queue is empty) keeps sending them, so nobody's
+request depends on another thread's deadline.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import os
+import threading
+import time
+from typing import IO, Any, Callable, Deque, List, Optional
+
+from .. import _jsonrpc as rpc
+from .._jsonrpc import JSONObject, RequestId
+from ..cancel import CancelToken
+from ..exceptions import RequestCancelled, RequestTimeout, TransportClosed
+from . import _process
+
+log = logging.getLogger("mcpsync.transport.stdio")
+
+#: Lines up to this size may be handed to the thread already writing (POSIX keeps
+#: pipe writes this small in one piece); longer ones wait for the pipe themselves.
+SHARE_LIMIT = 4096
+#: How often a writer waiting on a full pipe looks at its deadline, its cancel token and close().
+SLICE_SECONDS = 0.05
+
+
+class _Line:
+    """A queued line; compared by identity, so finding one in the queue never runs user code."""
+
+    __slots__ = ("data", "request_id", "taken")
+
+    def __init__(self, data: bytes, request_id: Optional[RequestId]) -> None:
+        self.data = data
+        self.request_id = request_id
+        self.taken = False  # moved into the tail by a writer: it goes out, whoever sends it
+
+
+class _PipeGone(Exception):
+    """The pipe broke or was detached (raised with the lock held; each caller says it its own way)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+class PipeWriter:
+    """Writes messages as lines to ``stream`` (attached once the process runs).
+
+    Thread safety: :meth:`write` and :meth:`withdraw` may be called from any
+    thread at once; :meth:`detach` from any thread, once.
+    """
+
+    def __init__(self, engine: Any, name: str) -> None:
+        self.stream: Optional[IO[bytes]] = None
+        self._fd: Optional[int] = None
+        self._poll: Any = None
+        self._engine = engine
+        self._name = name
+        self._lock = threading.Lock()  # held by the one thread writing to the pipe
+        self._io_lock = threading.Lock()  # around each os.write: detach() never closes the fd under it
+        self._queue: Deque[_Line] = collections.deque()  # lines not begun, oldest first
+        self._tail = b""  # the unsent end of lines already begun: always sent first, so no line is torn
+        self._tail_shared = False  # the tail holds lines of threads that did not wait for them
+        self._handover = threading.Lock()  # guards starting and ending the flusher
+        self._flusher: Optional[threading.Thread] = None
+        # Turns a failed write into the error that says why (exit code, stderr tail).
+        self.explain_break: Optional[Callable[[BaseException], Optional[TransportClosed]]] = None
+
+    def attach(self, stream: Optional[IO[bytes]]) -> None:
+        self.stream = stream
+        if stream is not None and not _process.IS_WINDOWS:
+            import select
+
+            fd = stream.fileno()
+            os.set_blocking(fd, False)  # the parent's end only: the server's stdin stays blocking
+            self._poll = select.poll()
+            self._poll.register(fd, select.POLLOUT)
+            self._fd = fd
+
+    def detach(self) -> None:
+        """Stop using the pipe before it is closed (a write in progress never blocks, so this is quick)."""
+        with self._io_lock:
+            self._fd = None
+        self._queue.clear()
+
+    def join(self, timeout: float) -> None:
+        """Wait for the flusher, if one runs (call after :meth:`detach`)."""
+        flusher = self._flusher
+        if flusher is not None and flusher is not threading.current_thread():
+            flusher.join(timeout)
+
+    def write(self, message: JSONObject, deadline: float = math.inf, cancel: Optional[CancelToken] = None) -> None:
+        """Send ``message`` as one line by the monotonic ``deadline``.
+
+        Returns once the line is written, or queued for the thread writing now.
+
+        Raises:
+            RequestTimeout: the server did not take it in time (nothing more of it will be sent
+                unless part of it already was, which the next write finishes first).
+            RequestCancelled: ``cancel`` fired first (likewise).
+            TransportClosed: the connection is closed or the pipe broke.
+            ProtocolError: ``message`` is not JSON-serialisable.
+        """
+        data = rpc.encode(message) + b"\n"
+        stream = self.stream
+        if stream is None or self._engine.closed:
+            raise self._engine.closed_error()
+        if self._poll is None:  # Windows: pipes cannot be non-blocking, so a write waits for the server
+            with self._lock:
+                try:
+                    stream.write(data)
+                    stream.flush()
+                except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
+                    raise self._broken(exc) from exc
+            return
+        line = _Line(data, message.get("id") if "method" in message else None)
+        lock = self._lock
+        if len(data) <= SHARE_LIMIT:
+            self._queue.append(line)
+            if not lock.acquire(False):
+                return  # the thread writing now sends it (it looks at the queue again before it leaves)
+        else:
+            if not lock.acquire(False):
+                self._wait_for_pipe(deadline, cancel)
+            self._queue.append(line)
+        try:
+            out = self._pump(line, deadline, cancel)
+        except _PipeGone as gone:
+            raise self._broken(gone.cause) from gone.cause
+        finally:
+            lock.release()
+        self._after_release()
+        if not out:
+            raise _gave_up(cancel)
+
+    def withdraw(self, request_id: RequestId) -> bool:
+        """Take back a request whose line is still queued; True if it never reached the pipe."""
+        for line in list(self._queue):
+            if line.request_id == request_id and type(line.request_id) is type(request_id):
+                try:
+                    self._queue.remove(line)
+                except ValueError:  # the writer took it meanwhile: it is on its way
+                    return False
+                return True
+        return False
+
+    # -- with the lock held --------------------------------------------------------------
+
+    def _wait_for_pipe(self, deadline: float, cancel: Optional[CancelToken]) -> None:
+        """Take the lock by ``deadline``, in slices, so a cancel or a close is noticed while waiting."""
+        while True:
+            if self._engine.closed:
+                raise self._engine.closed_error()
+            if cancel is not None and cancel.cancelled:
+                raise RequestCancelled(cancel.reason)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _gave_up(cancel)
+            if self._lock.acquire(True, min(remaining, SLICE_SECONDS)):
+                return
+
+    def _pump(self, mine: _Line, deadline: float, cancel: Optional[CancelToken]) -> bool:
+        """Send the tail and the queue, ``mine`` among them; True once ``mine`` is out.
+
+        Waits on a full pipe only while ``mine`` is not out (and the deadline and
+        ``cancel`` allow); after that it sends only what the pipe takes at once.
+        """
+        left: Optional[int] = None  # bytes of the tail up to the end of ``mine``, once it is in the tail
+        out = False
+        exact = True  # ``left`` ends exactly at ``mine`` (not just somewhere past it)
+        if mine.taken:  # another writer took it before this one got the pipe: it is out, or in the tail
+            left, exact = len(self._tail), False
+            if left == 0:
+                left, out = None, True
+        while True:
+            if not self._tail:
+                batch = self._take_queue()
+                if not batch:
+                    return out
+                if left is None and not out:
+                    size = 0
+                    for line in batch:
+                        size += len(line.data)
+                        if line is mine:
+                            left = size
+                            break
+                self._tail = batch[0].data if len(batch) == 1 else b"".join(line.data for line in batch)
+                self._tail_shared = left is None or len(batch) > 1
+            # Wait on the pipe only for the bytes up to the end of ``mine``; past them, take what fits.
+            sent = self._push(deadline, cancel, left) if not out else self._push(-math.inf, None)
+            if left is not None:
+                left -= sent
+                if left <= 0:
+                    left, out = None, True
+            if self._tail:  # the pipe is full: stop (for good, if ``mine`` is out or we gave up)
+                if not out:
+                    self._drop_unsent(mine, left if exact else None)
+                return out
+
+    def _drop_unsent(self, mine: _Line, left: Optional[int]) -> None:
+        """A writer gave up: if no byte of its line went out, the line is never sent."""
+        if not mine.taken:
+            try:
+                self._queue.remove(mine)
+            except ValueError:
+                pass
+            return
+        if left is None:
+            return
+        begin = left - len(mine.data)  # where the line starts in the tail; < 0 once part of it went out
+        if begin >= 0:
+            self._tail = self._tail[:begin] + self._tail[left:]
+            if not self._tail:
+                self._tail_shared = False
+
+    def _take_queue(self) -> List[_Line]:
+        queue = self._queue
+        batch = []
+        while queue:
+            try:
+                line = queue.popleft()
+            except IndexError:  # withdrawn meanwhile
+                break
+            line.taken = True
+            batch.append(line)
+        return batch
+
+    def _push(self, deadline: float, cancel: Optional[CancelToken], wait_for: Optional[int] = None) -> int:
+        """Write from ``_tail`` until it is empty or the pipe is full past ``deadline``; bytes sent.
+
+        With ``wait_for``, the pipe is waited on only until that many bytes are out.
+        """
+        view = memoryview(self._tail)
+        total = 0
+        try:
+            while view:
+                failure: Optional[BaseException] = None
+                with self._io_lock:
+                    fd = self._fd
+                    if fd is None:
+                        failure = ValueError("write to closed file")
+                    else:
+                        try:
+                            written = os.write(fd, view)
+                        except BlockingIOError:
+                            written = 0
+                        except OSError as exc:  # broken pipe: the server is gone
+                            failure = exc
+                if failure is not None:
+                    raise _PipeGone(failure)
+                total += written
+                view = view[written:]
+                if not view:
+                    break
+                if self._engine.closed:
+                    raise self._engine.closed_error()
+                if (wait_for is not None and total >= wait_for) or time.monotonic() >= deadline \
+                        or (cancel is not None and cancel.cancelled):
+                    break
+                # Short slices, so a cancel or a close is noticed while the server does not read.
+                self._poll.poll(SLICE_SECONDS * 1000)
+        finally:
+            self._tail = bytes(view) if view else b""
+            if not self._tail:
+                self._tail_shared = False
+        return total
+
+    # -- after letting go ----------------------------------------------------------------
+
+    def _after_release(self) -> None:
+        """Lines queued by threads that found the pipe busy are sent, or handed to the flusher."""
+        while self._queue or self._tail_shared:
+            if self._engine.closed or not self._lock.acquire(False):
+                return  # closed, or whoever holds the pipe now does this when it lets go
+            try:
+                self._push_all(-math.inf)
+                stuck = bool(self._tail)
+            except (TransportClosed, _PipeGone):
+                return  # the connection is going: its waiters are told by the reader
+            finally:
+                self._lock.release()
+            if stuck:
+                if self._tail_shared or self._queue:
+                    self._start_flusher()
+                return
+
+    def _push_all(self, deadline: float) -> None:
+        while True:
+            if not self._tail:
+                batch = self._take_queue()
+                if not batch:
+                    return
+                self._tail = b"".join(line.data for line in batch)
+                self._tail_shared = True
+            self._push(deadline, None)
+            if self._tail:
+                return
+
+    def _start_flusher(self) -> None:
+        with self._handover:
+            if self._flusher is None and not self._engine.closed:
+                self._flusher = threading.Thread(target=self._flush, name=f"mcpsync-stdio-flush[{self._name}]",
+                                                 daemon=True)
+                self._flusher.start()
+
+    def _flush(self) -> None:
+        """Flusher thread: send what others queued while the server is slow to read, then end."""
+        try:
+            while not self._engine.closed:
+                if not self._lock.acquire(True, SLICE_SECONDS):
+                    continue
+                try:
+                    self._push_all(math.inf)
+                finally:
+                    self._lock.release()
+                with self._handover:
+                    if not (self._queue or self._tail_shared):
+                        self._flusher = None
+                        return
+        except (TransportClosed, _PipeGone) as exc:
+            log.debug("[%s] Flusher stopped: %s", self._name, exc)
+        with self._handover:
+            self._flusher = None
+
+    def _broken(self, exc: BaseException) -> TransportClosed:
+        explain = self.explain_break
+        error = explain(exc) if explain is not None else None
+        return error if error is not None else TransportClosed(f"Transport closed: cannot write to the server: {exc}")
+
+
+def _gave_up(cancel: Optional[CancelToken]) -> Exception:
+    if cancel is not None and cancel.cancelled:
+        return RequestCancelled(cancel.reason)
+    return RequestTimeout("Write timeout: the server is not reading its input")
