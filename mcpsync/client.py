@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 import weakref
 from typing import (
     Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar,
@@ -201,10 +202,8 @@ class Client:
 
     def __del__(self) -> None:
         if getattr(self, "_connected", False) and not getattr(self, "_closed", True):
-            import warnings
-
-            warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
-            try:
+            try:  # at interpreter exit much of the runtime may already be gone: never complain then
+                warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
                 self.close()
             except Exception:
                 pass

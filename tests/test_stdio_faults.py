@@ -656,3 +656,16 @@ def test_an_unclosed_client_warns_and_ends_its_server_when_collected():
         del client
         gc.collect()
     assert process_state(pid) is None  # ended and reaped
+
+
+def test_a_script_that_exits_without_closing_ends_its_server_quietly():
+    # Interpreter exit tears modules down before the last objects are collected: the cleanup
+    # must end the server without printing "Exception ignored in ... __del__" on the way out.
+    script = ("import sys, mcpsync\n"
+              f"client = mcpsync.connect({misbehaving('good')!r})\n"
+              "print(client.transport.pid, flush=True)\n")
+    done = subprocess.run([PY, "-X", "dev", "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert process_state(int(done.stdout.split()[0])) is None

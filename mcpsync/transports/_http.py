@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Type
 from urllib.parse import urlsplit
 
@@ -516,10 +517,8 @@ class HTTPTransportBase(Transport):
 
     def __del__(self) -> None:
         if getattr(self, "_started", False) and not getattr(self, "_closing", True):
-            import warnings
-
-            warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
-            try:
+            try:  # at interpreter exit much of the runtime may already be gone: never complain then
+                warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
                 self.close()
             except Exception:
                 pass

@@ -207,9 +207,11 @@ class StdioTransport(Transport):
 
     def __del__(self) -> None:
         if getattr(self, "_started", False) and not getattr(self, "_closing", True):
-            warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
-            with _suppress():
+            try:  # at interpreter exit much of the runtime may already be gone: never complain then
+                warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
                 self.close()
+            except Exception:
+                pass
 
 
 _LAUNCHER = re.compile(r"^(python[0-9.]*|pythonw|py|node|uv|uvx|npx|bun|deno|bash|sh|java|ruby|perl)$")
