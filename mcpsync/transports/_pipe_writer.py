@@ -145,7 +145,8 @@ class PipeWriter:
             raise self._broken(gone.cause) from gone.cause
         finally:
             lock.release()
-        self._after_release()
+        if self._queue or self._tail_shared:
+            self._after_release()
         if not out:
             raise _gave_up(cancel)
 
@@ -190,6 +191,8 @@ class PipeWriter:
                 left, out = None, True
         while True:
             if not self._tail:
+                if not self._queue:
+                    return out
                 batch = self._take_queue()
                 if not batch:
                     return out
