@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""stdio round-trip benchmark: raw pipe floor vs mcpsync vs the official MCP SDK.
+"""stdio round-trip benchmark: raw pipe floor vs threaded floor vs mcpsync vs the official MCP SDK.
 
 All clients talk to the same stdlib echo server (``echo_server.py``) over
 stdin/stdout. Every client is measured in its own fresh child process (a
@@ -10,7 +10,9 @@ is not counted. Each client worker runs --rounds times, interleaved with the
 others in rotating order, and every figure is the median across rounds.
 
 Sections:
-  raw       hand-written JSON over a pipe (the floor)
+  raw       hand-written JSON over a pipe, one thread (the floor)
+  threaded  the same pipe with mcpsync's fixed design and nothing else: callers park on a
+            threading.Event per request id, a daemon reader thread sets it (the design floor)
   mcpsync   mcpsync.connect(...).call_tool(...)            (skipped if not importable)
   official  mcp.client.stdio.stdio_client + ClientSession  (skipped if not installed)
   script    fresh-process wall time: import, connect, list tools, call once, exit
@@ -42,7 +44,7 @@ SERVER = os.path.join(HERE, "echo_server.py")
 RESULT_MARK = "@@BENCH-RESULT@@ "
 CALL_TIMEOUT = 30.0  # per-call timeout handed to the client libraries
 ECHO_ARGS = {"text": "hi"}
-SECTIONS = ("raw", "mcpsync", "official", "script", "import")
+SECTIONS = ("raw", "threaded", "mcpsync", "official", "script", "import")
 
 
 # --------------------------------------------------------------------------
@@ -241,6 +243,167 @@ def _worker_raw(calls: int, warmup: int, threads: int) -> dict:
     return res
 
 
+def _worker_threaded(calls: int, warmup: int, threads: int) -> dict:
+    """The design floor: mcpsync's fixed threading design with no SDK around it.
+
+    Each caller writes its request under a write lock and parks on a
+    ``threading.Event`` registered under its request id; a daemon reader thread
+    reads the server's stdout and sets that Event. The I/O primitives are the
+    ones ``_worker_raw`` uses (buffered write + flush, ``readline``,
+    ``json.dumps``/``json.loads``), so the difference from raw is the hand-off
+    between threads, not the I/O.
+    """
+    res: dict = {"client": "threaded"}
+    rss0 = _maxrss_kib()
+    res["import_s"] = None  # stdlib only; nothing to import
+    res["rss_after_import_kib"] = _maxrss_kib()
+    dumps, loads = json.dumps, json.loads
+
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
+    )
+    reader = None
+    try:
+        w, r = proc.stdin, proc.stdout
+        assert w is not None and r is not None
+
+        def send(obj: dict) -> None:
+            w.write(dumps(obj).encode() + b"\n")
+            w.flush()
+
+        # Hand-written handshake, single-threaded, exactly as in _worker_raw.
+        send({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "threaded-bench", "version": "0"}},
+        })
+        init = loads(r.readline())
+        if "result" not in init:
+            raise RuntimeError("initialize failed: %r" % (init,))
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+        lock = threading.Lock()        # guards next_id, waiters, answers, closed
+        write_lock = threading.Lock()  # one writer at a time on the server's stdin
+        waiters: dict = {}             # request id -> threading.Event
+        answers: dict = {}             # request id -> parsed response (set by the reader)
+        next_id = [1]
+        closed = [False]
+
+        def read_loop() -> None:
+            readline = r.readline
+            try:
+                while True:
+                    line = readline()
+                    if not line:
+                        break  # EOF: the server exited
+                    msg = loads(line)
+                    with lock:
+                        ev = waiters.get(msg.get("id"))
+                        if ev is not None:
+                            answers[msg["id"]] = msg
+                    if ev is not None:
+                        ev.set()
+            finally:
+                # Wake every parked caller so none waits out its timeout for nothing.
+                with lock:
+                    closed[0] = True
+                    pending = list(waiters.values())
+                for ev in pending:
+                    ev.set()
+
+        reader = threading.Thread(target=read_loop, name="threaded-bench-reader", daemon=True)
+        reader.start()
+        res["connect_s"] = time.perf_counter() - t0
+
+        def call_once() -> None:
+            ev = threading.Event()
+            with lock:
+                if closed[0]:
+                    raise RuntimeError("connection closed")
+                i = next_id[0]
+                next_id[0] = i + 1
+                waiters[i] = ev
+            try:
+                data = dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                              "params": {"name": "echo", "arguments": ECHO_ARGS}}).encode() + b"\n"
+                with write_lock:
+                    w.write(data)
+                    w.flush()
+                if not ev.wait(CALL_TIMEOUT):
+                    raise RuntimeError("no response to request %d within %.0fs" % (i, CALL_TIMEOUT))
+            finally:
+                with lock:
+                    del waiters[i]
+                    msg = answers.pop(i, None)
+            if msg is None:
+                raise RuntimeError("connection closed before the response to request %d" % i)
+            if msg["result"]["content"][0]["text"] != "hi":
+                raise RuntimeError("bad response: %r" % (msg,))
+
+        for _ in range(warmup):
+            call_once()
+
+        lat = []
+        perf = time.perf_counter_ns
+        c0 = time.process_time_ns()
+        for _ in range(calls):
+            t = perf()
+            call_once()
+            lat.append(perf() - t)
+        cpu = time.process_time_ns() - c0
+        res["seq"] = _lat_stats(lat)
+        res["seq"]["cpu_per_call_us"] = cpu / calls / 1000.0
+
+        # `threads` OS threads sharing the one connection (as in _worker_mcpsync).
+        errors: list = []
+        barrier = threading.Barrier(threads + 1)
+
+        def worker(n: int) -> None:
+            try:
+                barrier.wait(timeout=30)
+                for _ in range(n):
+                    call_once()
+            except BaseException as e:  # report, don't crash the run
+                errors.append(repr(e))
+
+        pool = [threading.Thread(target=worker, args=(n,), daemon=True) for n in _split(calls, threads)]
+        for th in pool:
+            th.start()
+        barrier.wait(timeout=30)
+        c0 = time.process_time_ns()
+        t = time.perf_counter()
+        deadline = time.monotonic() + max(60.0, calls * 0.01)
+        for th in pool:
+            th.join(timeout=max(0.0, deadline - time.monotonic()))
+        wall = time.perf_counter() - t
+        cpu = time.process_time_ns() - c0
+        if any(th.is_alive() for th in pool):
+            errors.append("threads still running after the deadline")
+        if errors:
+            raise RuntimeError("threaded phase failed: %s" % "; ".join(errors[:3]))
+        res["conc"] = {
+            "mode": "%d threads sharing one connection" % threads,
+            "workers": threads, "calls": calls, "wall_s": wall,
+            "calls_per_s": calls / wall, "cpu_per_call_us": cpu / calls / 1000.0,
+        }
+    finally:
+        try:
+            proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        if reader is not None:
+            reader.join(timeout=5)  # the server exited, so the reader sees EOF
+    res["rss_start_kib"] = rss0
+    res["rss_peak_kib"] = _maxrss_kib()
+    return res
+
+
 def _worker_mcpsync(calls: int, warmup: int, threads: int) -> dict:
     res: dict = {"client": "mcpsync"}
     rss0 = _maxrss_kib()
@@ -391,7 +554,8 @@ def _worker_official(calls: int, warmup: int, threads: int) -> dict:
     return res
 
 
-WORKERS = {"raw": _worker_raw, "mcpsync": _worker_mcpsync, "official": _worker_official}
+WORKERS = {"raw": _worker_raw, "threaded": _worker_threaded, "mcpsync": _worker_mcpsync,
+           "official": _worker_official}
 
 
 def _worker_main(args: argparse.Namespace) -> int:
@@ -614,6 +778,31 @@ def _targets(results: dict) -> list:
     return rows
 
 
+def _info_ratios(results: dict) -> list:
+    """Informational ratios (not targets): how much of mcpsync's gap to raw is the design itself.
+
+    "design floor" is threaded/raw: the cost of the fixed thread hand-off, which no
+    implementation of that design avoids. "mcpsync/threaded" is what mcpsync's own
+    code adds on top of that floor.
+    """
+    clients = results["clients"]
+    rows = []
+    for name, num, den in (("design floor threaded/raw", "threaded", "raw"),
+                           ("SDK overhead mcpsync/threaded", "mcpsync", "threaded")):
+        a, b = clients.get(num), clients.get(den)
+        row: dict = {"name": name, "latency_x": None, "cpu_x": None, "note": ""}
+        missing = [k for k, d in ((num, a), (den, b)) if not (d and d.get("ok"))]
+        if missing:
+            row["note"] = "not measured: " + ", ".join(
+                k + ("" if clients.get(k) else " (section not run)") for k in missing)
+        else:
+            for key, path in (("latency_x", ("seq", "median_us")), ("cpu_x", ("seq", "cpu_per_call_us"))):
+                x, y = _get(a, *path), _get(b, *path)
+                row[key] = x / y if x is not None and y else None
+        rows.append(row)
+    return rows
+
+
 def _fmt(v, spec: str = "{:,.1f}") -> str:
     if v is None:
         return "-"
@@ -622,7 +811,8 @@ def _fmt(v, spec: str = "{:,.1f}") -> str:
 
 def _print_report(results: dict) -> None:
     c = results["clients"]
-    cols = [("raw", "raw pipe"), ("mcpsync", "mcpsync"), ("official", "official SDK")]
+    cols = [("raw", "raw pipe"), ("threaded", "threaded floor"), ("mcpsync", "mcpsync"),
+            ("official", "official SDK")]
     meta = results["meta"]
     print()
     print("MCP stdio round-trip benchmark")
@@ -634,13 +824,13 @@ def _print_report(results: dict) -> None:
     for key, label in cols:
         d = c.get(key)
         if d is None:
-            print("  %-12s not run" % label)
+            print("  %-14s not run" % label)
         elif not d.get("ok"):
-            print("  %-12s SKIPPED/FAILED: %s" % (label, d.get("error")))
+            print("  %-14s SKIPPED/FAILED: %s" % (label, d.get("error")))
             if d.get("stderr_tail"):
-                print("  %-12s   stderr: %s" % ("", d["stderr_tail"][-400:]))
+                print("  %-14s   stderr: %s" % ("", d["stderr_tail"][-400:]))
         elif d.get("version"):
-            print("  %-12s version %s" % (label, d["version"]))
+            print("  %-14s version %s" % (label, d["version"]))
     print()
 
     def val(key, *path, scale=1.0):
@@ -677,26 +867,26 @@ def _print_report(results: dict) -> None:
                   for k, _ in cols], "{:,.1f}"))
     it = results["import_time"]
     rows.append(("fresh-process import (ms)",
-                 [None] + [(it.get(k) or {}).get("median_ms") if (it.get(k) or {}).get("ok") else None
+                 [None, None] + [(it.get(k) or {}).get("median_ms") if (it.get(k) or {}).get("ok") else None
                            for k in ("mcpsync", "mcp")], "{:,.1f}"))
 
     w0 = max(len(r[0]) for r in rows) + 2
-    header = "".join(["%-*s" % (w0, "")] + ["%14s" % label for _, label in cols])
+    header = "".join(["%-*s" % (w0, "")] + ["%16s" % label for _, label in cols])
     print(header)
     print("-" * len(header))
     for name, vals, spec in rows:
-        print("".join(["%-*s" % (w0, name)] + ["%14s" % _fmt(v, spec) for v in vals]))
+        print("".join(["%-*s" % (w0, name)] + ["%16s" % _fmt(v, spec) for v in vals]))
     print()
     for k, label in cols:
         d = c.get(k) or {}
         if d.get("ok") and d.get("rounds", 1) > 1:
-            print("  %-12s per-round seq median %s us; CPU/call %s us; %d-way %s calls/s"
+            print("  %-14s per-round seq median %s us; CPU/call %s us; %d-way %s calls/s"
                   % (label, "/".join("%.0f" % v for v in d["seq_median_us_by_round"]),
                      "/".join("%.0f" % v for v in d["seq_cpu_per_call_us_by_round"]), meta["threads"],
                      "/".join("%.0f" % v for v in d["conc_calls_per_s_by_round"])))
     if c.get("raw", {}).get("ok"):
         print("  raw %d-way = %s (no threads)." % (meta["threads"], c["raw"]["conc"]["mode"]))
-    for k in ("mcpsync", "official"):
+    for k in ("threaded", "mcpsync", "official"):
         if (c.get(k) or {}).get("ok"):
             print("  %s %d-way = %s." % (k, meta["threads"], c[k]["conc"]["mode"]))
     extra = st.get("official_client") or {}
@@ -718,6 +908,12 @@ def _print_report(results: dict) -> None:
             print("  %s  %-52s %8s%s  (target %s %s%s)"
                   % (t["status"], t["name"], _fmt(t["value"], "{:.2f}"), t["unit"],
                      t["op"], _fmt(t["target"], "{:g}"), t["unit"]))
+    for r in results.get("info", []):
+        if r["latency_x"] is None and r["cpu_x"] is None:
+            print("  info  %s: - (%s)" % (r["name"], r["note"] or "not measured"))
+        else:
+            print("  info  %s: latency %sx, CPU %sx (not a target)"
+                  % (r["name"], _fmt(r["latency_x"], "{:.2f}"), _fmt(r["cpu_x"], "{:.2f}")))
     print()
 
 
@@ -751,7 +947,8 @@ def _parent_main(args: argparse.Namespace) -> int:
     # time (same-core hand-off vs cross-core wake-up), so every client is measured once
     # per round, in rotating order, and each figure is the median across rounds.
     kinds = []
-    for kind, available, why in (("raw", True, ""), ("mcpsync", ok_ms, why_ms), ("official", ok_mcp, why_mcp)):
+    for kind, available, why in (("raw", True, ""), ("threaded", True, ""), ("mcpsync", ok_ms, why_ms),
+                                 ("official", ok_mcp, why_mcp)):
         if kind not in only:
             continue
         if not available:
@@ -815,6 +1012,7 @@ def _parent_main(args: argparse.Namespace) -> int:
             results["import_time"][name] = _time_import(module, args.runs, args.timeout)
 
     results["targets"] = _targets(results)
+    results["info"] = _info_ratios(results)
     results["meta"]["total_s"] = time.perf_counter() - t_start
     if args.json:
         print(json.dumps(results, indent=2, sort_keys=True))
