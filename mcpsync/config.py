@@ -503,7 +503,7 @@ def discovery_sources(cwd: Optional[PathLike] = None) -> List[ConfigSource]:
     """The files :func:`discover` reads, highest precedence first.
 
     Project level (``cwd``) comes before user level; within a level, mcpsync's
-    own file comes first. See the README's table.
+    own file comes first. See the table in docs/manager.md.
     """
     project = Path(os.fspath(cwd)) if cwd is not None else Path.cwd()
     home = Path.home()

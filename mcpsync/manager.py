@@ -59,7 +59,7 @@ class ManagedTool:
     """One tool of one managed server.
 
     Attributes:
-        qualified_name: ``mcp_<server>_<tool>``, unique in the manager (see the README).
+        qualified_name: ``mcp_<server>_<tool>``, unique in the manager (see docs/manager.md).
         server: the server's name.
         name: the tool's own name on its server (what is sent in ``tools/call``).
         tool: the typed :class:`~mcpsync.Tool` (description, input schema...).
