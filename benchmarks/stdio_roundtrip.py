@@ -143,6 +143,97 @@ def _split(total: int, parts: int) -> list:
 # --------------------------------------------------------------------------
 
 
+def _start_echo_server(client_name: str) -> tuple:
+    """Start the echo server and run the hand-written handshake; returns (proc, send, stdout)."""
+    proc = subprocess.Popen(
+        [sys.executable, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
+    )
+    w, r = proc.stdin, proc.stdout
+    assert w is not None and r is not None
+
+    def send(obj: dict) -> None:
+        w.write(json.dumps(obj).encode() + b"\n")
+        w.flush()
+
+    try:
+        send({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": client_name, "version": "0"}},
+        })
+        init = json.loads(r.readline())
+        if "result" not in init:
+            raise RuntimeError("initialize failed: %r" % (init,))
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    except BaseException:
+        _stop_echo_server(proc)
+        raise
+    return proc, send, r
+
+
+def _stop_echo_server(proc: subprocess.Popen) -> None:
+    try:
+        proc.stdin.close()  # type: ignore[union-attr]
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+def _measure_sequential(call_once, warmup: int, calls: int) -> dict:
+    """Warm up, then time ``calls`` calls one at a time: latency stats plus CPU per call."""
+    for _ in range(warmup):
+        call_once()
+    lat = []
+    perf = time.perf_counter_ns
+    c0 = time.process_time_ns()
+    for _ in range(calls):
+        t = perf()
+        call_once()
+        lat.append(perf() - t)
+    cpu = time.process_time_ns() - c0
+    seq = _lat_stats(lat)
+    seq["cpu_per_call_us"] = cpu / calls / 1000.0
+    return seq
+
+
+def _measure_threads(call_once, calls: int, threads: int, mode: str) -> dict:
+    """``calls`` calls spread over ``threads`` OS threads started together."""
+    errors: list = []
+    barrier = threading.Barrier(threads + 1)
+
+    def worker(n: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            for _ in range(n):
+                call_once()
+        except BaseException as e:  # report, don't crash the run
+            errors.append(repr(e))
+
+    pool = [threading.Thread(target=worker, args=(n,), daemon=True) for n in _split(calls, threads)]
+    for th in pool:
+        th.start()
+    barrier.wait(timeout=30)
+    c0 = time.process_time_ns()
+    t = time.perf_counter()
+    deadline = time.monotonic() + max(60.0, calls * 0.01)
+    for th in pool:
+        th.join(timeout=max(0.0, deadline - time.monotonic()))
+    wall = time.perf_counter() - t
+    cpu = time.process_time_ns() - c0
+    if any(th.is_alive() for th in pool):
+        errors.append("threads still running after the deadline")
+    if errors:
+        raise RuntimeError("threaded phase failed: %s" % "; ".join(errors[:3]))
+    return {
+        "mode": mode, "workers": threads, "calls": calls, "wall_s": wall,
+        "calls_per_s": calls / wall, "cpu_per_call_us": cpu / calls / 1000.0,
+    }
+
+
 def _worker_raw(calls: int, warmup: int, threads: int) -> dict:
     res: dict = {"client": "raw"}
     rss0 = _maxrss_kib()
@@ -151,59 +242,28 @@ def _worker_raw(calls: int, warmup: int, threads: int) -> dict:
     dumps, loads = json.dumps, json.loads
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
-    )
+    proc, _send, r = _start_echo_server("raw-bench")
     try:
-        w, r = proc.stdin, proc.stdout
-        assert w is not None and r is not None
-
-        def send(obj: dict) -> None:
-            w.write(dumps(obj).encode() + b"\n")
-            w.flush()
-
-        send({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": "raw-bench", "version": "0"}},
-        })
-        init = loads(r.readline())
-        if "result" not in init:
-            raise RuntimeError("initialize failed: %r" % (init,))
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         res["connect_s"] = time.perf_counter() - t0
-
+        w = proc.stdin
         next_id = [1]
+
+        def request_line(i: int) -> bytes:
+            return dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                          "params": {"name": "echo", "arguments": ECHO_ARGS}}).encode() + b"\n"
 
         def call_once() -> None:
             i = next_id[0]
             next_id[0] = i + 1
-            w.write(dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                           "params": {"name": "echo", "arguments": ECHO_ARGS}}).encode() + b"\n")
+            w.write(request_line(i))
             w.flush()
             msg = loads(r.readline())
             if msg.get("id") != i or msg["result"]["content"][0]["text"] != "hi":
                 raise RuntimeError("bad response: %r" % (msg,))
 
-        for _ in range(warmup):
-            call_once()
-
-        lat = []
-        perf = time.perf_counter_ns
-        c0 = time.process_time_ns()
-        for _ in range(calls):
-            t = perf()
-            call_once()
-            lat.append(perf() - t)
-        cpu = time.process_time_ns() - c0
-        res["seq"] = _lat_stats(lat)
-        res["seq"]["cpu_per_call_us"] = cpu / calls / 1000.0
+        res["seq"] = _measure_sequential(call_once, warmup, calls)
 
         # Pipelined: a sliding window of `threads` requests in flight, one thread.
-        def request_line(i: int) -> bytes:
-            return dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                          "params": {"name": "echo", "arguments": ECHO_ARGS}}).encode() + b"\n"
-
         base = next_id[0]
         sent = received = 0
         c0 = time.process_time_ns()
@@ -229,15 +289,7 @@ def _worker_raw(calls: int, warmup: int, threads: int) -> dict:
             "calls_per_s": calls / wall, "cpu_per_call_us": cpu / calls / 1000.0,
         }
     finally:
-        try:
-            proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        _stop_echo_server(proc)
     res["rss_start_kib"] = rss0
     res["rss_peak_kib"] = _maxrss_kib()
     return res
@@ -260,29 +312,10 @@ def _worker_threaded(calls: int, warmup: int, threads: int) -> dict:
     dumps, loads = json.dumps, json.loads
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
-    )
+    proc, _send, r = _start_echo_server("threaded-bench")
+    w = proc.stdin
     reader = None
     try:
-        w, r = proc.stdin, proc.stdout
-        assert w is not None and r is not None
-
-        def send(obj: dict) -> None:
-            w.write(dumps(obj).encode() + b"\n")
-            w.flush()
-
-        # Hand-written handshake, single-threaded, exactly as in _worker_raw.
-        send({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": "threaded-bench", "version": "0"}},
-        })
-        init = loads(r.readline())
-        if "result" not in init:
-            raise RuntimeError("initialize failed: %r" % (init,))
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
         lock = threading.Lock()        # guards next_id, waiters, answers, closed
         write_lock = threading.Lock()  # one writer at a time on the server's stdin
         waiters: dict = {}             # request id -> threading.Event
@@ -341,62 +374,11 @@ def _worker_threaded(calls: int, warmup: int, threads: int) -> dict:
             if msg["result"]["content"][0]["text"] != "hi":
                 raise RuntimeError("bad response: %r" % (msg,))
 
-        for _ in range(warmup):
-            call_once()
-
-        lat = []
-        perf = time.perf_counter_ns
-        c0 = time.process_time_ns()
-        for _ in range(calls):
-            t = perf()
-            call_once()
-            lat.append(perf() - t)
-        cpu = time.process_time_ns() - c0
-        res["seq"] = _lat_stats(lat)
-        res["seq"]["cpu_per_call_us"] = cpu / calls / 1000.0
-
+        res["seq"] = _measure_sequential(call_once, warmup, calls)
         # `threads` OS threads sharing the one connection (as in _worker_mcpsync).
-        errors: list = []
-        barrier = threading.Barrier(threads + 1)
-
-        def worker(n: int) -> None:
-            try:
-                barrier.wait(timeout=30)
-                for _ in range(n):
-                    call_once()
-            except BaseException as e:  # report, don't crash the run
-                errors.append(repr(e))
-
-        pool = [threading.Thread(target=worker, args=(n,), daemon=True) for n in _split(calls, threads)]
-        for th in pool:
-            th.start()
-        barrier.wait(timeout=30)
-        c0 = time.process_time_ns()
-        t = time.perf_counter()
-        deadline = time.monotonic() + max(60.0, calls * 0.01)
-        for th in pool:
-            th.join(timeout=max(0.0, deadline - time.monotonic()))
-        wall = time.perf_counter() - t
-        cpu = time.process_time_ns() - c0
-        if any(th.is_alive() for th in pool):
-            errors.append("threads still running after the deadline")
-        if errors:
-            raise RuntimeError("threaded phase failed: %s" % "; ".join(errors[:3]))
-        res["conc"] = {
-            "mode": "%d threads sharing one connection" % threads,
-            "workers": threads, "calls": calls, "wall_s": wall,
-            "calls_per_s": calls / wall, "cpu_per_call_us": cpu / calls / 1000.0,
-        }
+        res["conc"] = _measure_threads(call_once, calls, threads, "%d threads sharing one connection" % threads)
     finally:
-        try:
-            proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        _stop_echo_server(proc)
         if reader is not None:
             reader.join(timeout=5)  # the server exited, so the reader sees EOF
     res["rss_start_kib"] = rss0
@@ -425,52 +407,9 @@ def _worker_mcpsync(calls: int, warmup: int, threads: int) -> dict:
             if r.text != "hi":
                 raise RuntimeError("bad echo result: %r" % (r.text,))
 
-        for _ in range(warmup):
-            call_once()
-
-        lat = []
-        perf = time.perf_counter_ns
-        c0 = time.process_time_ns()
-        for _ in range(calls):
-            t = perf()
-            call_once()
-            lat.append(perf() - t)
-        cpu = time.process_time_ns() - c0
-        res["seq"] = _lat_stats(lat)
-        res["seq"]["cpu_per_call_us"] = cpu / calls / 1000.0
-
+        res["seq"] = _measure_sequential(call_once, warmup, calls)
         # `threads` OS threads sharing the one client.
-        errors: list = []
-        barrier = threading.Barrier(threads + 1)
-
-        def worker(n: int) -> None:
-            try:
-                barrier.wait(timeout=30)
-                for _ in range(n):
-                    call_once()
-            except BaseException as e:  # report, don't crash the run
-                errors.append(repr(e))
-
-        pool = [threading.Thread(target=worker, args=(n,), daemon=True) for n in _split(calls, threads)]
-        for th in pool:
-            th.start()
-        barrier.wait(timeout=30)
-        c0 = time.process_time_ns()
-        t = time.perf_counter()
-        deadline = time.monotonic() + max(60.0, calls * 0.01)
-        for th in pool:
-            th.join(timeout=max(0.0, deadline - time.monotonic()))
-        wall = time.perf_counter() - t
-        cpu = time.process_time_ns() - c0
-        if any(th.is_alive() for th in pool):
-            errors.append("threads still running after the deadline")
-        if errors:
-            raise RuntimeError("threaded phase failed: %s" % "; ".join(errors[:3]))
-        res["conc"] = {
-            "mode": "%d threads sharing one client" % threads,
-            "workers": threads, "calls": calls, "wall_s": wall,
-            "calls_per_s": calls / wall, "cpu_per_call_us": cpu / calls / 1000.0,
-        }
+        res["conc"] = _measure_threads(call_once, calls, threads, "%d threads sharing one client" % threads)
     finally:
         client.close()
     res["rss_start_kib"] = rss0
