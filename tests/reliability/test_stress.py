@@ -161,14 +161,17 @@ def report(name: str, load: Load, elapsed: float, total: int) -> None:
           f"({total / elapsed:.0f} calls/s): {outcomes}; cancellations announced: {len(load.abandoned)}")
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
 @pytest.mark.parametrize("tier", TIERS)
-def test_stdio_under_threads_timeouts_and_cancels_loses_and_misroutes_nothing(tier: str) -> None:
+def test_stdio_under_threads_timeouts_and_cancels_loses_and_misroutes_nothing(tier: str, era: str) -> None:
     calls = CALLS[tier]["stdio"]
-    with mcpsync.connect(hostile_stdio("stress"), timeout=30) as client:
+    argv = hostile_stdio("stress", *(["--version", "2026-07-28"] if era == "modern" else []))
+    with mcpsync.connect(argv, timeout=30) as client:
+        assert client.era == era
         load = Load(client, seed=1)
         elapsed = load.run(THREADS, calls)
         load.check(THREADS * calls)
-        report(f"stdio {tier}", load, elapsed, THREADS * calls)
+        report(f"stdio-{era} {tier}", load, elapsed, THREADS * calls)
 
 
 @pytest.mark.parametrize("response", ["json", "sse"])

@@ -42,6 +42,8 @@ ms until at least ``n`` notifications/cancelled arrived, then answers the JSON o
 {"cancelled": n, "calls": n, "ids": [the requestId of each cancellation, in arrival order]}.
 ``tools/call crash`` exits with code 3 at once.
 ``--crash-after N``: exit with code 3 on receiving the N-th ``work`` call.
+``--version 2026-07-28``: the modern era: ``server/discover`` describes the server,
+``initialize`` gets -32022, and a request whose ``_meta`` lacks the version gets -32602.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 Json = Dict[str, Any]
+MODERN = "2026-07-28"
 
 MODES = (
     "deep-nesting", "result-and-error", "string-id", "duplicate", "answer-notifications", "batch", "nan",
@@ -130,6 +133,8 @@ class Server:
             self.notification(method, params)
             return
         request_id = message["id"]
+        if self.version == MODERN and not self.modern_request(request_id, method, params):
+            return
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "protocolVersion": self.version, "capabilities": {"tools": {}},
@@ -143,6 +148,25 @@ class Server:
             getattr(self, "call_" + self.mode.replace("-", "_"))(request_id, params)
         else:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}})
+
+    def modern_request(self, request_id: Any, method: str, params: Json) -> bool:
+        """2026-07-28: answer the era's own requests; False when the request was answered here."""
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": request_id, "error": {
+                "code": -32022, "message": "this server speaks 2026-07-28 only",
+                "data": {"supported": [MODERN], "requested": params.get("protocolVersion")}}})
+            return False
+        meta = params.get("_meta") or {}
+        if meta.get("io.modelcontextprotocol/protocolVersion") != MODERN:
+            send({"jsonrpc": "2.0", "id": request_id, "error": {
+                "code": -32602, "message": "params._meta is missing the protocol version"}})
+            return False
+        if method == "server/discover":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "supportedVersions": [MODERN], "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hostile-stdio", "version": "0.1"}}}})
+            return False
+        return True
 
     def notification(self, method: str, params: Json) -> None:
         if self.mode == "answer-notifications":
