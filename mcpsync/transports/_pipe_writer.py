@@ -145,8 +145,10 @@ class PipeWriter:
             raise self._broken(gone.cause) from gone.cause
         finally:
             lock.release()
-        if self._queue or self._tail_shared:
-            self._after_release()
+            # Even when this writer is leaving with an error (a Ctrl-C while it waited on the
+            # pipe, say), lines others left to it must still go out.
+            if self._queue or self._tail_shared:
+                self._after_release()
         if not out:
             raise _gave_up(cancel)
 
