@@ -8,6 +8,7 @@ pending request is only ever resolved by a response naming its exact id.
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Dict, List
 
@@ -56,6 +57,28 @@ def test_decoding_any_bytes_returns_json_or_raises_protocol_error(tier: str, qui
         assert rpc.decode(rpc.encode({"v": value})) == {"v": value}  # whatever decodes, re-encodes
 
     check()
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_decoder_agrees_with_the_standard_library_on_any_input(tier: str, quiet: None) -> None:
+    # decode() takes a shortcut (the scanner, then a look at what follows the value); it must
+    # accept and refuse exactly what json.loads does (less NaN and Infinity, which it refuses).
+    @PROPERTY_SETTINGS[tier]
+    @given(raw | json_values.map(lambda v: (json.dumps(v) + "\n").encode()))
+    def check(data: bytes) -> None:
+        try:
+            expected = json.loads(data.decode("utf-8"), parse_constant=_refuse)
+        except (ValueError, RecursionError):
+            with pytest.raises(ProtocolError):
+                rpc.decode(data)
+            return
+        assert rpc.decode(data) == expected
+
+    check()
+
+
+def _refuse(name: str) -> None:
+    raise ValueError(name)
 
 
 @pytest.mark.parametrize("tier", TIERS)
