@@ -171,6 +171,17 @@ def _start_echo_server(client_name: str) -> tuple:
     return proc, send, r
 
 
+def _start_stdlib_worker(kind: str) -> tuple:
+    """For the stdlib-only clients: (result dict, start RSS, start time, server process, its stdout)."""
+    res: dict = {"client": kind}
+    rss0 = _maxrss_kib()
+    res["import_s"] = None  # stdlib only; nothing to import
+    res["rss_after_import_kib"] = _maxrss_kib()
+    t0 = time.perf_counter()
+    proc, _send, r = _start_echo_server(kind + "-bench")
+    return res, rss0, t0, proc, r
+
+
 def _stop_echo_server(proc: subprocess.Popen) -> None:
     try:
         proc.stdin.close()  # type: ignore[union-attr]
@@ -235,14 +246,8 @@ def _measure_threads(call_once, calls: int, threads: int, mode: str) -> dict:
 
 
 def _worker_raw(calls: int, warmup: int, threads: int) -> dict:
-    res: dict = {"client": "raw"}
-    rss0 = _maxrss_kib()
-    res["import_s"] = None  # stdlib only; nothing to import
-    res["rss_after_import_kib"] = _maxrss_kib()
+    res, rss0, t0, proc, r = _start_stdlib_worker("raw")
     dumps, loads = json.dumps, json.loads
-
-    t0 = time.perf_counter()
-    proc, _send, r = _start_echo_server("raw-bench")
     try:
         res["connect_s"] = time.perf_counter() - t0
         w = proc.stdin
@@ -305,14 +310,8 @@ def _worker_threaded(calls: int, warmup: int, threads: int) -> dict:
     ``json.dumps``/``json.loads``), so the difference from raw is the hand-off
     between threads, not the I/O.
     """
-    res: dict = {"client": "threaded"}
-    rss0 = _maxrss_kib()
-    res["import_s"] = None  # stdlib only; nothing to import
-    res["rss_after_import_kib"] = _maxrss_kib()
+    res, rss0, t0, proc, r = _start_stdlib_worker("threaded")
     dumps, loads = json.dumps, json.loads
-
-    t0 = time.perf_counter()
-    proc, _send, r = _start_echo_server("threaded-bench")
     w = proc.stdin
     reader = None
     try:
