@@ -68,6 +68,7 @@ _RICH_LISTS: Dict[str, Callable[[List[Any]], List[Any]]] = {
 # Errors with a typed exception of their own (whatever the request).
 _TYPED_ERRORS: Dict[int, Type[MCPError]] = {-32021: MissingClientCapability, -32042: URLElicitationRequired}
 _RESOURCE_NOT_FOUND = -32002
+_HEADER_MISMATCH = -32020
 
 
 def _raise_typed(exc: MCPError) -> None:
@@ -77,7 +78,7 @@ def _raise_typed(exc: MCPError) -> None:
         error = typed(exc.code, exc.message, exc.data)
         error.http_status = exc.http_status
         raise error from exc
-_HEADER_MISMATCH = -32020
+
 
 _TRANSPORT_OPTIONS = {"env", "cwd", "inherit_env", "name", "timeout", "max_message_size",
                       "shutdown_timeout", "max_workers",
