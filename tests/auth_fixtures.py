@@ -118,3 +118,4 @@ def stack(_auth_servers: Dict[str, Any]) -> Iterator[Stack]:
     yield Stack(servers["authorization"], servers["as"].origin, servers["gate"], servers["native"].origin)
     servers["gate_server"].wait_idle()
     servers["native"].wait_idle()
+    servers["as"].wait_idle()

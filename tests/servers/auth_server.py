@@ -392,6 +392,23 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(HTTPServer):
     logic: AuthorizationServer
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.open_connections = 0  # accepted and not yet closed (the test process counts its fds)
+        self.idle = threading.Condition()
+
+    def get_request(self) -> Any:
+        accepted = super().get_request()
+        with self.idle:
+            self.open_connections += 1
+        return accepted
+
+    def close_request(self, request: Any) -> None:
+        super().close_request(request)
+        with self.idle:
+            self.open_connections -= 1
+            self.idle.notify_all()
+
 
 class AuthServerThread:
     """Serves an ``AuthorizationServer`` on 127.0.0.1:<ephemeral> from one background thread."""
@@ -408,6 +425,15 @@ class AuthServerThread:
     def start(self) -> "AuthServerThread":
         self.thread.start()
         return self
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Block until every connection the server accepted is closed on its side too.
+
+        A client has its whole answer before the server closes its end, so a test that
+        counts file descriptors right after a request must wait for this first.
+        """
+        with self.httpd.idle:
+            return self.httpd.idle.wait_for(lambda: self.httpd.open_connections == 0, timeout)
 
     def stop(self) -> None:
         self.httpd.shutdown()
