@@ -400,3 +400,30 @@ def test_session_expired_is_an_http_status_error_and_pickles():
     assert type(copy) is SessionExpired and str(copy) == "HTTP 404: gone"
     assert (copy.status_code, copy.headers, copy.body) == (404, {"A": "b"}, "gone")
     assert isinstance(copy, HTTPStatusError)
+
+
+def test_a_connection_pool_the_pool_manager_dropped_is_replaced_not_reused(mis):
+    # The adapter remembers the pool for the server's URL. When urllib3's pool manager drops
+    # that pool (its LRU evicts and closes it), the next call must get the new one, not fail.
+    server = mis()
+    with client_for(server) as client:
+        client.ping()
+        adapter = client.transport._session.get_adapter(server.url())
+        [remembered] = adapter._pools.values()
+        adapter.poolmanager.pools.clear()  # an eviction: forgotten by the manager (urllib3 1 also closed it)
+        remembered.close()
+        client.ping()
+        [current] = adapter._pools.values()
+        assert current is not remembered and current.pool is not None
+
+
+def test_closing_the_transport_closes_a_pool_the_pool_manager_dropped(mis):
+    # urllib3 2 drops an evicted pool without closing it; the adapter still closes it on close().
+    server = mis()
+    with client_for(server) as client:
+        client.ping()
+        adapter = client.transport._session.get_adapter(server.url())
+        [remembered] = adapter._pools.values()
+        adapter.poolmanager.pools.clear()
+        client.ping()  # still served by the remembered pool
+    assert remembered.pool is None  # and the leak check finds no socket left

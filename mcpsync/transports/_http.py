@@ -188,11 +188,46 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
     pool_classes = {"http": TrackedHTTPPool, "https": TrackedHTTPSPool}
 
     class TrackingAdapter(HTTPAdapter):
+        # One connection's requests all go to one URL: the pool and the request target that
+        # requests works out for each of them (parsing the URL, the proxy and the pool key
+        # several times over) are remembered per URL, proxies and TLS settings instead.
+        _remembered_limit = 16
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self._pools: Dict[Any, Any] = {}
+            self._targets: Dict[Any, str] = {}
+            super().__init__(*args, **kwargs)
+
         def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
             super().init_poolmanager(*args, **kwargs)
             self.poolmanager.pool_classes_by_scheme = pool_classes
 
+        def get_connection_with_tls_context(self, request: Any, verify: Any, proxies: Any = None,
+                                            cert: Any = None) -> Any:
+            key = (request.url, verify, cert, _proxy_key(proxies))
+            pool = self._pools.get(key)
+            if pool is None or pool.pool is None:  # not yet, or closed since
+                pool = super().get_connection_with_tls_context(request, verify, proxies=proxies, cert=cert)
+                if len(self._pools) >= self._remembered_limit:
+                    self._pools.clear()
+                self._pools[key] = pool
+            return pool
+
+        def request_url(self, request: Any, proxies: Any) -> str:
+            key = (request.url, _proxy_key(proxies))
+            target = self._targets.get(key)
+            if target is None:
+                target = super().request_url(request, proxies)
+                if len(self._targets) >= self._remembered_limit:
+                    self._targets.clear()
+                self._targets[key] = target
+            return target
+
         def close(self) -> None:
+            remembered = list(self._pools.values())
+            self._pools.clear()
+            for pool in remembered:  # one the pool manager has since dropped is closed here too
+                pool.close()
             # urllib3 2's PoolManager.clear() drops its pools without closing them (their
             # sockets would wait for the garbage collector): close every pool first.
             for manager in [self.poolmanager, *self.proxy_manager.values()]:
@@ -220,6 +255,10 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
 
     _classes["session"], _classes["adapter"] = OriginSession, TrackingAdapter
     return OriginSession, TrackingAdapter
+
+
+def _proxy_key(proxies: Any) -> Any:
+    return tuple(sorted(proxies.items())) if proxies else None
 
 
 _insecure_warned: "set[Any]" = set()
