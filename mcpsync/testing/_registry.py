@@ -80,11 +80,7 @@ class ResourceDef:
     title: Optional[str] = None
 
     def wire(self) -> JSONObject:
-        resource: JSONObject = {"uri": self.uri, "name": self.name}
-        _put(resource, "title", self.title)
-        _put(resource, "description", self.description)
-        _put(resource, "mimeType", self.mime_type)
-        return resource
+        return _described({"uri": self.uri, "name": self.name}, self.title, self.description, self.mime_type)
 
 
 @dataclass
@@ -108,11 +104,8 @@ class TemplateDef:
         return dict(found.groupdict()) if found else None
 
     def wire(self) -> JSONObject:
-        template: JSONObject = {"uriTemplate": self.uri_template, "name": self.name}
-        _put(template, "title", self.title)
-        _put(template, "description", self.description)
-        _put(template, "mimeType", self.mime_type)
-        return template
+        return _described({"uriTemplate": self.uri_template, "name": self.name}, self.title, self.description,
+                          self.mime_type)
 
 
 @dataclass
@@ -263,6 +256,15 @@ def _text(text: str) -> JSONObject:
 def _put(target: JSONObject, key: str, value: Any) -> None:
     if value is not None:
         target[key] = value
+
+
+def _described(wire: JSONObject, title: Optional[str], description: Optional[str],
+               mime_type: Optional[str]) -> JSONObject:
+    """A resource's or template's wire dict with the optional details that are set."""
+    _put(wire, "title", title)
+    _put(wire, "description", description)
+    _put(wire, "mimeType", mime_type)
+    return wire
 
 
 def _summary(fn: Callable[..., Any]) -> Optional[str]:
