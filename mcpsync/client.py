@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import warnings
 import weakref
 from typing import (
     Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar,
@@ -35,7 +34,7 @@ from .handlers import LogMessage, Responder, RootsSource
 from .subscriptions import LIST_CHANGED_FLAGS, Subscription, Subscriptions, UpdateCallback
 from .tasks import Task, TaskInfo, infos, offers_tool_tasks, parse_created
 from .transports import StdioTransport, Transport, create_transport
-from .transports.base import safe_name
+from .transports.base import close_unclosed, safe_name
 from .types import (
     CallToolResult, CompleteResult, GetPromptResult, Implementation, MCPObject, Prompt, PromptList,
     ReadResourceResult, Resource, ResourceList, ResourceTemplate, Tool, ToolList,
@@ -212,11 +211,7 @@ class Client:
 
     def __del__(self) -> None:
         if getattr(self, "_connected", False) and not getattr(self, "_closed", True):
-            try:  # at interpreter exit much of the runtime may already be gone: never complain then
-                warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
-                self.close()
-            except Exception:
-                pass
+            close_unclosed(self)
 
     @property
     def name(self) -> str:

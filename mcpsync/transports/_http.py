@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Type
 from urllib.parse import urlsplit
 
@@ -28,7 +27,7 @@ from .._workers import _JobQueue
 from ..exceptions import (
     ConnectError, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportClosed, TransportError,
 )
-from .base import Transport, weak_method
+from .base import Transport, close_unclosed, weak_method
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -556,11 +555,7 @@ class HTTPTransportBase(Transport):
 
     def __del__(self) -> None:
         if getattr(self, "_started", False) and not getattr(self, "_closing", True):
-            try:  # at interpreter exit much of the runtime may already be gone: never complain then
-                warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
-                self.close()
-            except Exception:
-                pass
+            close_unclosed(self)
 
     def open(self) -> None:
         """Open the connection; an auth object with ``prepare(url)`` (mcpsync.OAuth) may first

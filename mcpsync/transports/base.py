@@ -12,6 +12,7 @@ import abc
 import logging
 import re
 import threading
+import warnings
 import weakref
 from typing import Any, Callable, List, Mapping, Optional, Tuple
 
@@ -299,3 +300,19 @@ class Transport(abc.ABC):
     def _feed(self, message: Any) -> None:
         """Hand one decoded message to the engine (reader thread)."""
         self._engine.receive(message)
+
+
+def close_unclosed(obj: Any) -> None:
+    """From ``__del__`` of something never closed: say so (ResourceWarning), then close it.
+
+    Never raises: at interpreter exit much of the runtime may already be gone, and a
+    warning turned into an error must not stop the close.
+    """
+    try:
+        warnings.warn(f"unclosed {obj!r}; closing it now", ResourceWarning, stacklevel=3)
+    except Exception:
+        pass
+    try:
+        obj.close()
+    except Exception:
+        pass

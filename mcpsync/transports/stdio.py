@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import threading
-import warnings
 import weakref
 from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
 
@@ -27,7 +26,7 @@ from .._workers import join_quietly
 from ..exceptions import ConnectError, ProtocolError, TransportClosed
 from . import _process
 from ._pipe_writer import PipeWriter
-from .base import Transport, safe_name, weak_method
+from .base import Transport, close_unclosed, safe_name, weak_method
 
 log = logging.getLogger("mcpsync.transport.stdio")
 
@@ -207,11 +206,7 @@ class StdioTransport(Transport):
 
     def __del__(self) -> None:
         if getattr(self, "_started", False) and not getattr(self, "_closing", True):
-            try:  # at interpreter exit much of the runtime may already be gone: never complain then
-                warnings.warn(f"unclosed {self!r}; closing it now", ResourceWarning, stacklevel=2)
-                self.close()
-            except Exception:
-                pass
+            close_unclosed(self)
 
 
 _LAUNCHER = re.compile(r"^(python[0-9.]*|pythonw|py|node|uv|uvx|npx|bun|deno|bash|sh|java|ruby|perl)$")
