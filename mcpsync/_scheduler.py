@@ -10,16 +10,17 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import threading
 import time
 from typing import Any, Callable, List, Tuple
+
+from ._workers import LazyThreads
 
 log = logging.getLogger("mcpsync.manager")
 
 _Job = Tuple[float, int, Callable[..., Any], Tuple[Any, ...]]
 
 
-class Scheduler:
+class Scheduler(LazyThreads):
     """Runs ``fn(*args)`` on up to ``max_threads`` daemon threads, each at or after its due time.
 
     Thread safety: :meth:`submit` and :meth:`stop` may be called from any thread,
@@ -27,16 +28,9 @@ class Scheduler:
     """
 
     def __init__(self, name: str, max_threads: int) -> None:
-        if max_threads < 1:
-            raise ValueError("max_threads must be at least 1")
-        self._name = name
-        self._max_threads = max_threads
-        self._cond = threading.Condition(threading.Lock())
+        super().__init__(name, max_threads)
         self._jobs: List[_Job] = []
         self._order = itertools.count()
-        self._threads: List[threading.Thread] = []
-        self._idle = 0
-        self._stopping = False
 
     def submit(self, fn: Callable[..., Any], *args: Any, delay: float = 0.0) -> bool:
         """Run ``fn(*args)`` after ``delay`` seconds; False (nothing queued) once stopping."""
@@ -44,12 +38,7 @@ class Scheduler:
             if self._stopping:
                 return False
             heapq.heappush(self._jobs, (time.monotonic() + max(0.0, delay), next(self._order), fn, args))
-            if self._idle == 0 and len(self._threads) < self._max_threads:
-                thread = threading.Thread(target=self._run, name=f"{self._name}-{len(self._threads)}", daemon=True)
-                self._threads.append(thread)
-                thread.start()
-            else:
-                self._cond.notify()
+            self._wake_or_start()
             return True
 
     def _run(self) -> None:
@@ -74,19 +63,12 @@ class Scheduler:
             except Exception:  # contained: a job must never kill its thread
                 log.exception("Manager job %r raised", fn)
 
+    def _on_stop(self) -> None:
+        self._jobs.clear()  # jobs not yet started are dropped
+
     def stop(self, timeout: float) -> List[str]:
         """Drop jobs not yet started, let running ones finish, join the threads.
 
         Returns the names of threads still running after ``timeout`` seconds (normally none).
         """
-        with self._cond:
-            self._stopping = True
-            self._jobs.clear()
-            self._cond.notify_all()
-            threads = list(self._threads)
-        deadline = time.monotonic() + timeout
-        current = threading.current_thread()
-        for thread in threads:
-            if thread is not current:
-                thread.join(max(0.0, deadline - time.monotonic()))
-        return [t.name for t in threads if t.is_alive() and t is not current]
+        return self._stop_threads(timeout)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import time
 from typing import Any, Callable, Deque, List, Optional, Tuple
 
 log = logging.getLogger("mcpsync")
@@ -18,18 +19,61 @@ log = logging.getLogger("mcpsync")
 Job = Tuple[Callable[..., Any], Tuple[Any, ...]]
 
 
-class _JobQueue:
+class LazyThreads:
+    """Up to ``max_threads`` daemon threads running :meth:`_run`, each started only when
+    work is queued and no thread is idle. Subclasses own the queue, guarded by ``_cond``."""
+
+    def __init__(self, thread_name: str, max_threads: int) -> None:
+        if max_threads < 1:
+            raise ValueError("max_threads must be at least 1")
+        self._thread_name = thread_name
+        self._max_threads = max_threads
+        self._cond = threading.Condition(threading.Lock())
+        self._threads: List[threading.Thread] = []
+        self._idle = 0  # threads waiting on _cond for work
+        self._stopping = False
+
+    def _run(self) -> None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def _wake_or_start(self) -> None:
+        """Work was queued (call with ``_cond`` held): wake an idle thread, or start one."""
+        if self._idle == 0 and len(self._threads) < self._max_threads:
+            thread = threading.Thread(target=self._run, name=f"{self._thread_name}-{len(self._threads)}",
+                                      daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        else:
+            self._cond.notify()
+
+    def _on_stop(self) -> None:
+        """Called with ``_cond`` held as stopping begins (e.g. to drop queued work)."""
+
+    def _stop_threads(self, timeout: float) -> List[str]:
+        """Stop taking work, wake every thread, join them all within ``timeout`` seconds.
+
+        Returns the names of threads still running (the calling thread is never joined).
+        """
+        with self._cond:
+            self._stopping = True
+            self._on_stop()
+            self._cond.notify_all()
+            threads = list(self._threads)
+        deadline = time.monotonic() + timeout
+        current = threading.current_thread()
+        for thread in threads:
+            if thread is not current:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        return [t.name for t in threads if t.is_alive() and t is not current]
+
+
+class _JobQueue(LazyThreads):
     """A bounded FIFO of jobs served by up to ``max_threads`` daemon threads."""
 
     def __init__(self, thread_name: str, max_threads: int, limit: int) -> None:
-        self._thread_name = thread_name
-        self._max_threads = max_threads
+        super().__init__(thread_name, max_threads)
         self._limit = limit
-        self._cond = threading.Condition(threading.Lock())
         self._jobs: Deque[Job] = collections.deque()
-        self._threads: List[threading.Thread] = []
-        self._idle = 0
-        self._stopping = False
         self.dropped = 0
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
@@ -41,14 +85,7 @@ class _JobQueue:
                 self.dropped += 1
                 return False
             self._jobs.append((fn, args))
-            if self._idle == 0 and len(self._threads) < self._max_threads:
-                thread = threading.Thread(
-                    target=self._run, name=f"{self._thread_name}-{len(self._threads)}", daemon=True
-                )
-                self._threads.append(thread)
-                thread.start()
-            else:
-                self._cond.notify()
+            self._wake_or_start()
             return True
 
     def _run(self) -> None:
@@ -67,17 +104,9 @@ class _JobQueue:
                 log.exception("Callback %r raised", fn)
 
     def stop(self, timeout: float) -> None:
-        """Let queued jobs finish, then end the threads (bounded by ``timeout``)."""
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-            threads = list(self._threads)
-        current = threading.current_thread()
-        for thread in threads:
-            if thread is not current:
-                thread.join(timeout)
-                if thread.is_alive():
-                    log.warning("Thread %s still busy after %.1fs; leaving it", thread.name, timeout)
+        """Let queued jobs finish, then end the threads (bounded by ``timeout`` in all)."""
+        for name in self._stop_threads(timeout):
+            log.warning("Thread %s still busy after %.1fs; leaving it", name, timeout)
 
 
 class SerialDispatcher(_JobQueue):
