@@ -171,14 +171,9 @@ class Engine:
             # Count it as sent before writing: a Ctrl-C landing inside or just after the write
             # must still tell the server (a cancel for an id it never saw is harmless).
             sent = True
-            budget = (math.inf if timeout is None else timeout) if max_total_timeout is None \
-                else _budget(timeout, max_total_timeout)
+            budget = _budget(timeout, max_total_timeout)
             try:
-                timed = self.timed_send
-                if timed is None:
-                    self._send(message)
-                else:
-                    timed(message, start + budget, cancel)
+                self._send_by(message, start + budget, cancel)
             except RequestTimeout:
                 # The server did not take the request in time (it stopped reading). It has at most
                 # part of it, which the next write completes; no cancellation is sent for it.

@@ -69,16 +69,6 @@ _TYPED_ERRORS: Dict[int, Type[MCPError]] = {-32021: MissingClientCapability, -32
 _RESOURCE_NOT_FOUND = -32002
 _HEADER_MISMATCH = -32020
 
-
-def _raise_typed(exc: MCPError) -> None:
-    """Raise an error answer whose code has a type of its own as that type (else return)."""
-    typed = _TYPED_ERRORS.get(exc.code)
-    if typed is not None and not isinstance(exc, typed):
-        error = typed(exc.code, exc.message, exc.data)
-        error.http_status = exc.http_status
-        raise error from exc
-
-
 _TRANSPORT_OPTIONS = {"env", "cwd", "inherit_env", "name", "timeout", "max_message_size",
                       "shutdown_timeout", "max_workers",
                       # HTTP transports
@@ -529,13 +519,10 @@ class Client:
         """A request in a legacy session: renewed once if the server expired it (HTTP)."""
         generation = self._session_generation
         try:
-            return self.transport.request(method, params, on_request_id=on_request_id, **options)
+            return self._send(method, params, options, on_request_id)
         except SessionExpired:
             # The transport already dropped the stale session id: start a new session, retry once.
             self._renew_session(generation, options.get("timeout"))
-        except MCPError as exc:
-            _raise_typed(exc)
-            raise
         return self._send(method, params, options, on_request_id)
 
     def _send(self, method: str, params: Optional[JSONObject], options: Mapping[str, Any],
@@ -544,8 +531,12 @@ class Client:
         try:
             return self.transport.request(method, params, on_request_id=on_request_id, **options)
         except MCPError as exc:
-            _raise_typed(exc)
-            raise
+            typed = _TYPED_ERRORS.get(exc.code)
+            if typed is None or isinstance(exc, typed):
+                raise
+            error = typed(exc.code, exc.message, exc.data)
+            error.http_status = exc.http_status
+            raise error from exc
 
     def _modern_call(self, method: str, params: Optional[JSONObject], extension: Optional[str],
                      on_request_id: Optional[Callable[[RequestId], None]], options: Mapping[str, Any]) -> Any:
