@@ -50,6 +50,20 @@ def _fds() -> int:
         return 0
 
 
+def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait (bounded) for a condition another thread or process brings about.
+
+    For state with no event to wait on (another thread holding a lock, a server's stderr
+    line read by its own thread); raises AssertionError when ``timeout`` passes first.
+    """
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        pause.wait(0.005)
+
+
 @pytest.fixture(autouse=True)
 def fresh_era_cache() -> Iterator[None]:
     """Each test finds out its servers' protocol eras itself (ephemeral ports and scripts get reused)."""

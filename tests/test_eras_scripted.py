@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -23,7 +22,7 @@ from mcpsync import _era
 from mcpsync._headers import encode_value, header_plan, param_headers, routing_headers
 from mcpsync._listcache import ListCache
 
-from .conftest import LogWatch, server_argv
+from .conftest import LogWatch, server_argv, until
 from .http_fixtures import mis  # noqa: F401  (fixture)
 from .peer import ScriptedPeer
 
@@ -41,16 +40,6 @@ def scripted(mode: str) -> List[str]:
 def received(client: mcpsync.Client) -> List[str]:
     """What the scripted stdio server read, as ``"<method> <id>"`` (from its stderr)."""
     return [line[5:] for line in client.transport.stderr_tail if line.startswith("RECV ")]
-
-
-def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait for ``check()`` (the server's stderr is read by its own thread, a moment behind stdout)."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        pause.wait(0.01)
 
 
 # -- the stdio probe -------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from mcpsync import CancelToken, RequestCancelled, TransportClosed
 from mcpsync._engine import Engine
 from mcpsync.transports._pipe_writer import SHARE_LIMIT, PipeWriter
 
+from .conftest import until
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes (Windows writes block)")
 
 
@@ -64,17 +66,6 @@ def read_lines(read_fd: int, count: int) -> List[bytes]:
     while data.count(b"\n") < count:
         data += os.read(read_fd, 65536)
     return data.split(b"\n")[:count]
-
-
-def until(predicate, timeout: float = 10.0) -> bool:
-    """Wait (bounded) for a condition another thread brings about."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        pause.wait(0.002)
-    return True
 
 
 def request(request_id: int, text: str = "x") -> dict:
@@ -123,7 +114,7 @@ def test_lines_queued_behind_a_writer_that_gives_up_still_go_out_when_the_server
 
     thread = threading.Thread(target=a)
     thread.start()
-    assert until(writer._lock.locked)
+    until(writer._lock.locked)
     writer.write(request(2), deadline=time.monotonic() + 10)  # returns at once: queued for A
     writer.write(request(3), deadline=time.monotonic() + 10)
     token.cancel("A gives up")
@@ -174,11 +165,11 @@ def test_a_closed_connection_stops_the_flusher(piped):
     thread = threading.Thread(target=lambda: pytest.raises(RequestCancelled, writer.write, request(1),
                                                            cancel=token))
     thread.start()
-    assert until(writer._lock.locked)
+    until(writer._lock.locked)
     writer.write(request(2), deadline=time.monotonic() + 10)
     token.cancel()
     thread.join(10)
-    assert until(lambda: writer._flusher is not None or not writer._queue)
+    until(lambda: writer._flusher is not None or not writer._queue)
     engine.fail_pending(TransportClosed)
     writer.detach()
     writer.join(5)
