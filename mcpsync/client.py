@@ -14,15 +14,15 @@ from typing import (
     Union, cast, overload,
 )
 
-from . import _era
-from . import _jsonrpc as rpc
-from . import _meta
-from . import _mrtr
-from ._engine import ProgressCallback
-from ._headers import HeaderPlan, screen_tools
-from ._jsonrpc import JSONObject, RequestId
-from ._listcache import ListCache, credential_of
-from ._pagination import paginate
+from ._session import era as _era
+from ._rpc import jsonrpc as rpc
+from ._session import meta as _meta
+from ._session import mrtr as _mrtr
+from ._rpc.options import ProgressCallback
+from .transports._headers import HeaderPlan, screen_tools
+from ._rpc.jsonrpc import JSONObject, RequestId
+from ._session.listcache import ListCache, credential_of
+from ._session.pagination import paginate
 from ._version import __version__
 from ._versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS, at_least, is_modern
 from .cancel import CancelToken

@@ -24,8 +24,8 @@ import logging
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Union
 
-from . import _jsonrpc as rpc
-from ._jsonrpc import JSONObject
+from ._rpc import jsonrpc as rpc
+from ._rpc.jsonrpc import JSONObject
 from .exceptions import MCPError
 from .types import Content, Implementation, MCPObject, _Field
 

@@ -28,11 +28,12 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
 
-from . import _naming
-from ._engine import DEFAULT_TIMEOUT, ProgressCallback
-from ._scheduler import Scheduler
-from ._server import CLOSED, CONNECTING, FAILED, WAITING, ManagedServer, ReconnectPolicy, ServerStatus, release
-from ._toolcache import ToolCache
+from ._fleet import naming as _naming
+from ._rpc.engine import DEFAULT_TIMEOUT
+from ._rpc.options import ProgressCallback
+from ._fleet.scheduler import Scheduler
+from ._fleet.server import CLOSED, CONNECTING, FAILED, WAITING, ManagedServer, ReconnectPolicy, ServerStatus, release
+from ._fleet.toolcache import ToolCache
 from .cancel import CancelToken
 from .client import Client
 from .config import Config, ServerConfig, discover, load, parse_server

@@ -21,7 +21,7 @@ import itertools
 import time
 from typing import Any, Dict, Mapping, Optional
 
-from . import _jsonrpc as rpc
+from ._rpc import jsonrpc as rpc
 from .exceptions import MCPSyncError, ProtocolError, RequestTimeout
 
 __all__ = ["call_mcp", "parse_sse"]

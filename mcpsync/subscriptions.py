@@ -26,8 +26,8 @@ import math
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
 
-from . import _meta
-from ._jsonrpc import JSONObject, RequestId
+from ._session import meta as _meta
+from ._rpc.jsonrpc import JSONObject, RequestId
 from .cancel import CancelToken
 from .exceptions import CapabilityError, MCPSyncError, RequestCancelled, RequestTimeout, TransportClosed
 

@@ -28,7 +28,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set
 
-from ._jsonrpc import JSONObject
+from ._rpc.jsonrpc import JSONObject
 from .cancel import CancelToken
 from .exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout
 from .types import CallToolResult, MCPObject, _Field
@@ -232,7 +232,7 @@ class Task:
         if not pending:
             threading.Event().wait(min(self.info.poll_interval or DEFAULT_POLL_INTERVAL, 1.0))
             return
-        from ._mrtr import answer_all
+        from ._session.mrtr import answer_all
 
         responses = answer_all(pending, self._client._responder.answer, "tasks/update")
         self._answered.update(responses)

@@ -67,7 +67,7 @@ def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
 @pytest.fixture(autouse=True)
 def fresh_era_cache() -> Iterator[None]:
     """Each test finds out its servers' protocol eras itself (ephemeral ports and scripts get reused)."""
-    from mcpsync import _era
+    from mcpsync._session import era as _era
 
     _era.cache.clear()
     yield

@@ -345,7 +345,8 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
     # Each thread parks on one Event, call after call. A set() meant for its previous call
     # (an answer or a cancel that raced that call's end) can land during the next call: the
     # call must go on waiting for its own answer, not return early or spin.
-    from mcpsync._engine import Engine
+    from mcpsync._rpc.engine import Engine
+    from mcpsync._rpc.options import CallOptions
 
     sent = threading.Event()
     engine = None
@@ -363,7 +364,7 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
     helper = threading.Thread(target=answer)
     helper.start()
     try:
-        assert engine.request("tools/call", timeout=10) == {"mine": True}
+        assert engine.request("tools/call", None, CallOptions(timeout=10)) == {"mine": True}
     finally:
         helper.join(10)
         engine.close(lambda: TransportClosed())

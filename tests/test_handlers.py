@@ -17,7 +17,7 @@ from mcpsync import (
     Client, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, MCPError, ProtocolError,
     SamplingRejected,
 )
-from mcpsync import _era
+from mcpsync._session import era as _era
 
 from .conftest import LogWatch, server_argv
 from .peer import Responder, ScriptedPeer

@@ -12,7 +12,7 @@ import pytest
 
 import mcpsync
 from mcpsync import config as mcpconfig
-from mcpsync._toolcache import ToolCache
+from mcpsync._fleet.toolcache import ToolCache
 from mcpsync.manager import Manager, ReconnectPolicy
 
 from .conftest import server_argv

@@ -11,9 +11,9 @@ from typing import Any, List
 
 import pytest
 
-from mcpsync import _naming
-from mcpsync._scheduler import Scheduler
-from mcpsync._toolcache import ToolCache, default_cache_dir
+from mcpsync._fleet import naming as _naming
+from mcpsync._fleet.scheduler import Scheduler
+from mcpsync._fleet.toolcache import ToolCache, default_cache_dir
 from mcpsync.manager import ReconnectPolicy
 
 

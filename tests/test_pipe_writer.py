@@ -17,7 +17,7 @@ from typing import Iterator, List, Tuple
 import pytest
 
 from mcpsync import CancelToken, RequestCancelled, TransportClosed
-from mcpsync._engine import Engine
+from mcpsync._rpc.engine import Engine
 from mcpsync.transports._pipe_writer import SHARE_LIMIT, PipeWriter
 
 from .conftest import until

@@ -379,7 +379,7 @@ def ctrl_c():
 
 
 @contextmanager
-def entering(function_name: str, module: str = "mcpsync._engine") -> Iterator[threading.Event]:
+def entering(function_name: str, module: str = "mcpsync._rpc.engine") -> Iterator[threading.Event]:
     """An Event set when this thread enters ``module.function_name`` (a profile hook: no polling)."""
     entered = threading.Event()
     previous = sys.getprofile()

@@ -23,8 +23,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
 
-from .. import _jsonrpc as rpc
-from .._jsonrpc import JSONObject, RequestId
+from .._rpc import jsonrpc as rpc
+from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled, RequestTimeout
 from ._context import Context, Invocation, NoAnswer, abandoned
 from ._methods import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Union
 
-from .._jsonrpc import JSONObject, RequestId
+from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled
 
 if TYPE_CHECKING:

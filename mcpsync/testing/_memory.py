@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from .._engine import DEFAULT_TIMEOUT
-from .._jsonrpc import JSONObject
+from .._rpc.engine import DEFAULT_TIMEOUT
+from .._rpc.jsonrpc import JSONObject
 from ..transports.memory import MemoryTransport
 from ._connection import Connection
 

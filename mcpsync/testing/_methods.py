@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from .. import _jsonrpc as rpc
-from .._jsonrpc import JSONObject
+from .._rpc import jsonrpc as rpc
+from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError, RequestCancelled
 from ._context import LOG_LEVELS, Context, Invocation, NoAnswer
 from ._registry import call, prompt_result, resource_contents, tool_result

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Pattern
 
-from .._jsonrpc import JSONObject
+from .._rpc.jsonrpc import JSONObject
 from ..types import (
     AudioContent, CallToolResult, Content, EmbeddedResource, GetPromptResult, ImageContent, MCPObject,
     ReadResourceResult, ResourceContents, ResourceLink, TextContent,

@@ -17,7 +17,7 @@ import sys
 import typing
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from .._jsonrpc import JSONObject
+from .._rpc.jsonrpc import JSONObject
 
 __all__ = ["CONTEXT_PARAMETER", "check_arguments", "signature_schema", "type_schema"]
 

@@ -11,8 +11,8 @@ from typing import (
     overload,
 )
 
-from .._engine import DEFAULT_TIMEOUT
-from .._jsonrpc import JSONObject, RequestId
+from .._rpc.engine import DEFAULT_TIMEOUT
+from .._rpc.jsonrpc import JSONObject, RequestId
 from ._connection import Connection, Drop, Send
 from ._registry import PromptDef, ResourceDef, TemplateDef, ToolDef
 

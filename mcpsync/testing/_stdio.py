@@ -6,8 +6,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, BinaryIO, Optional
 
-from .. import _jsonrpc as rpc
-from .._jsonrpc import JSONObject
+from .._rpc import jsonrpc as rpc
+from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ProtocolError
 
 if TYPE_CHECKING:

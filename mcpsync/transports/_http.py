@@ -20,10 +20,10 @@ import threading
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Type
 from urllib.parse import urlsplit
 
-from .. import _jsonrpc as rpc
-from .._engine import DEFAULT_TIMEOUT
-from .._jsonrpc import JSONObject
-from .._workers import _JobQueue
+from .._rpc import jsonrpc as rpc
+from .._rpc.engine import DEFAULT_TIMEOUT
+from .._rpc.jsonrpc import JSONObject
+from .._rpc.workers import _JobQueue
 from ..exceptions import (
     ConnectError, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportClosed, TransportError,
 )

@@ -25,8 +25,8 @@ import threading
 import time
 from typing import IO, Any, Callable, Deque, List, Optional
 
-from .. import _jsonrpc as rpc
-from .._jsonrpc import JSONObject, RequestId
+from .._rpc import jsonrpc as rpc
+from .._rpc.jsonrpc import JSONObject, RequestId
 from ..cancel import CancelToken
 from ..exceptions import RequestCancelled, RequestTimeout, TransportClosed
 from . import _process

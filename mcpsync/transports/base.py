@@ -3,7 +3,7 @@
 A transport moves JSON-RPC messages and owns its threads and OS or HTTP
 resources. It knows nothing of MCP methods: the client tells it what it needs
 (for example the negotiated protocol version for HTTP headers). Pairing
-responses with requests is the shared :class:`~mcpsync._engine.Engine`'s job.
+responses with requests is the shared :class:`~mcpsync._rpc.engine.Engine`'s job.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import warnings
 import weakref
 from typing import Any, Callable, List, Mapping, Optional, Tuple
 
-from .._engine import DEFAULT_TIMEOUT, Engine, ProgressCallback, RequestHandler
-from .._jsonrpc import JSONObject, RequestId
+from .._rpc.engine import DEFAULT_TIMEOUT, Engine, RequestHandler
+from .._rpc.options import DEFAULT_OPTIONS, CallOptions
+from .._rpc.jsonrpc import JSONObject, RequestId
 from ..cancel import CancelToken
 
 log = logging.getLogger("mcpsync.transport")
@@ -127,28 +128,21 @@ class Transport(abc.ABC):
             self._open()
             self._started = True
 
-    def request(
-        self,
-        method: str,
-        params: Optional[JSONObject] = None,
-        *,
-        timeout: Optional[float] = None,
-        cancel: Optional[CancelToken] = None,
-        on_progress: Optional[ProgressCallback] = None,
-        reset_timeout_on_progress: bool = False,
-        max_total_timeout: Optional[float] = None,
-        on_request_id: Optional[Callable[[RequestId], None]] = None,
-    ) -> Any:
-        """Send a JSON-RPC request and block for its result; see :meth:`Engine.request`."""
+    def request(self, method: str, params: Optional[JSONObject] = None,
+                options: Optional[CallOptions] = None, **changes: Any) -> Any:
+        """Send a JSON-RPC request and block for its result; see :meth:`Engine.request`.
+
+        ``options`` is the call's :class:`~mcpsync._rpc.options.CallOptions`; keyword
+        ``changes`` (``timeout=``, ``cancel=`` and the other fields) are applied to a copy,
+        for code that drives a transport directly.
+        """
         if not self._started:
             from ..exceptions import TransportClosed
 
             raise TransportClosed("Transport closed: not connected (call open() first)")
-        return self._engine.request(
-            method, params, timeout=timeout, cancel=cancel, on_progress=on_progress,
-            reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout,
-            on_request_id=on_request_id,
-        )
+        if changes:
+            options = (options or DEFAULT_OPTIONS)._replace(**changes)
+        return self._engine.request(method, params, options or DEFAULT_OPTIONS)
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> None:
         """Send a JSON-RPC notification; returns once it is written.
@@ -196,7 +190,7 @@ class Transport(abc.ABC):
         """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).
 
         ``plans`` maps a tool name to ``{property path: header name}``, from the
-        tools' ``x-mcp-header`` annotations (see :mod:`mcpsync._headers`).
+        tools' ``x-mcp-header`` annotations (see :mod:`mcpsync.transports._headers`).
         Other transports ignore it.
         """
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, List, Optional
 
-from .._engine import DEFAULT_TIMEOUT
-from .._jsonrpc import JSONObject, decode, encode
+from .._rpc.engine import DEFAULT_TIMEOUT
+from .._rpc.jsonrpc import JSONObject, decode, encode
 from ..exceptions import ProtocolError
 from ..exceptions import TransportClosed
 from .base import Transport

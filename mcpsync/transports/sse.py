@@ -15,8 +15,8 @@ import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional
 from urllib.parse import urljoin
 
-from .. import _jsonrpc as rpc
-from .._jsonrpc import JSONObject
+from .._rpc import jsonrpc as rpc
+from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ConnectError, ProtocolError, TransportError
 from ._http import (
     Exchange, HTTPTransportBase, display_url, iter_chunks, media_type, origin, read_body, status_error,

@@ -19,10 +19,10 @@ import threading
 import weakref
 from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
 
-from .. import _jsonrpc as rpc
-from .._engine import DEFAULT_TIMEOUT
-from .._jsonrpc import JSONObject
-from .._workers import join_quietly
+from .._rpc import jsonrpc as rpc
+from .._rpc.engine import DEFAULT_TIMEOUT
+from .._rpc.jsonrpc import JSONObject
+from .._rpc.workers import join_quietly
 from ..exceptions import ConnectError, ProtocolError, TransportClosed
 from . import _process
 from ._pipe_writer import PipeWriter

@@ -26,9 +26,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
-from .. import _jsonrpc as rpc
-from .._headers import HeaderPlan, routing_headers
-from .._jsonrpc import JSONObject
+from .._rpc import jsonrpc as rpc
+from ._headers import HeaderPlan, routing_headers
+from .._rpc.jsonrpc import JSONObject
 from .._versions import is_modern
 from ..exceptions import HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired
 from ._http import (

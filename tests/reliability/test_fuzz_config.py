@@ -20,8 +20,8 @@ from hypothesis import assume, given, strategies as st
 
 from mcpsync import ConfigError
 from mcpsync import config as mcpconfig
-from mcpsync._naming import MAX_LENGTH, assign, qualified_name
-from mcpsync._toolcache import ToolCache
+from mcpsync._fleet.naming import MAX_LENGTH, assign, qualified_name
+from mcpsync._fleet.toolcache import ToolCache
 from mcpsync.transports.base import safe_name
 
 from .conftest import PROPERTY_SETTINGS, TIERS

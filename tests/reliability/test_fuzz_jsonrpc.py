@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from mcpsync import MCPError, ProtocolError, TransportClosed
-from mcpsync import _jsonrpc as rpc
-from mcpsync._engine import Engine, _Waiter
+from mcpsync._rpc import jsonrpc as rpc
+from mcpsync._rpc.engine import Engine, _Waiter
 
 from .conftest import PROPERTY_SETTINGS, TIERS
 

@@ -16,7 +16,7 @@ import pytest
 
 import mcpsync
 from mcpsync import ConnectError
-from mcpsync._toolcache import ToolCache
+from mcpsync._fleet.toolcache import ToolCache
 from mcpsync.transports import _http
 
 from ..conftest import ROOT, server_argv

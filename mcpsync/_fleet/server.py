@@ -23,14 +23,14 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Deque, Dict, List, Optional, Protocol
 
-from .cancel import CancelToken
-from .client import Client
-from .config import ServerConfig
-from .exceptions import (
+from ..cancel import CancelToken
+from ..client import Client
+from ..config import ServerConfig
+from ..exceptions import (
     CapabilityError, ConfigError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
 )
-from .transports import create_transport
-from .types import Tool
+from ..transports import create_transport
+from ..types import Tool
 
 log = logging.getLogger("mcpsync.manager")
 

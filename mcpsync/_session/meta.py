@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional
 
-from ._jsonrpc import JSONObject
+from .._rpc.jsonrpc import JSONObject
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"

@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Dict, Optional
 
-from ._jsonrpc import JSONObject
-from .exceptions import ProtocolError
+from .._rpc.jsonrpc import JSONObject
+from ..exceptions import ProtocolError
 
 log = logging.getLogger("mcpsync.client")
 

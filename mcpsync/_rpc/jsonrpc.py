@@ -10,7 +10,7 @@ import json
 import json.scanner
 from typing import Any, Callable, Dict, Optional, Tuple, Union, cast
 
-from .exceptions import ProtocolError
+from ..exceptions import ProtocolError
 
 JSONObject = Dict[str, Any]
 RequestId = Union[int, str]

@@ -26,12 +26,12 @@ import time
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 from urllib.parse import urlsplit
 
-from ._jsonrpc import JSONObject
-from ._versions import (
+from .._rpc.jsonrpc import JSONObject
+from .._versions import (
     ALL_VERSIONS, LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, best_common,
     is_modern,
 )
-from .exceptions import (
+from ..exceptions import (
     HTTPStatusError, MCPError, MissingClientCapability, ProtocolError, RequestTimeout, UnsupportedProtocolVersion,
 )
 

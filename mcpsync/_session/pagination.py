@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Optional, Set
 
-from ._jsonrpc import JSONObject
-from .exceptions import ProtocolError
+from .._rpc.jsonrpc import JSONObject
+from ..exceptions import ProtocolError
 
 MAX_PAGES = 10_000
 

@@ -18,17 +18,17 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional
 
-from . import _jsonrpc as rpc
-from ._jsonrpc import JSONObject, RequestId
-from ._workers import SerialDispatcher, WorkerPool
-from .cancel import CancelToken
-from .exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
+from . import jsonrpc as rpc
+from .jsonrpc import JSONObject, RequestId
+from .options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
+from .workers import SerialDispatcher, WorkerPool
+from ..cancel import CancelToken
+from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
 
 log = logging.getLogger("mcpsync.engine")
 
 DEFAULT_TIMEOUT = 30.0
 
-ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 RequestHandler = Callable[[str, Optional[JSONObject], CancelToken], Any]
 InlineHandler = Callable[[Optional[JSONObject]], Any]
 NotificationSink = Callable[[str, Optional[JSONObject]], None]
@@ -114,24 +114,15 @@ class Engine:
         factory = self._closed
         return factory() if factory is not None else TransportClosed()
 
-    def request(
-        self,
-        method: str,
-        params: Optional[JSONObject] = None,
-        *,
-        timeout: Optional[float] = None,
-        cancel: Optional[CancelToken] = None,
-        on_progress: Optional[ProgressCallback] = None,
-        reset_timeout_on_progress: bool = False,
-        max_total_timeout: Optional[float] = None,
-        on_request_id: Optional[Callable[[RequestId], None]] = None,
-    ) -> Any:
+    def request(self, method: str, params: Optional[JSONObject] = None,
+                options: CallOptions = DEFAULT_OPTIONS) -> Any:
         """Send a request and block until its result arrives.
 
-        ``timeout`` is float seconds; ``None`` means the engine default and
+        ``options.timeout`` is float seconds; ``None`` means the engine default and
         ``math.inf`` means no limit. It covers writing the request (a server that
-        stops reading cannot hold the call) and waiting. Returns the ``result`` member.
-        ``on_request_id(id)`` is told the request's id before it is sent (for
+        stops reading cannot hold the call) and waiting; ``options.deadline`` cuts it
+        shorter when the operation it belongs to ends first. Returns the ``result`` member.
+        ``options.on_request_id(id)`` is told the request's id before it is sent (for
         a long-lived request whose notifications name it, like ``subscriptions/listen``).
 
         Raises:
@@ -140,10 +131,17 @@ class Engine:
             RequestCancelled: ``cancel`` fired (the peer is told), before or while waiting.
             TransportClosed: the connection is, or became, closed.
         """
+        timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout, deadline, on_request_id, \
+            _notify_cancel = options
         if cancel is not None and cancel.cancelled:
             raise RequestCancelled(cancel.reason)
         if timeout is None:
             timeout = self.default_timeout
+        if deadline is not None:
+            # The operation's end caps this request: fold it into the per-request hard stop.
+            left = max(deadline.remaining(), 0.0)
+            if max_total_timeout is None or left < max_total_timeout:
+                max_total_timeout = left
         start = time.monotonic()  # one deadline spans the write and the wait
         wake_on_progress = reset_timeout_on_progress and on_progress is not None
         event = _take_event()

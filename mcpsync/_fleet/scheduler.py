@@ -13,7 +13,7 @@ import logging
 import time
 from typing import Any, Callable, List, Tuple
 
-from ._workers import LazyThreads
+from .._rpc.workers import LazyThreads
 
 log = logging.getLogger("mcpsync.manager")
 
