@@ -1,0 +1,367 @@
+"""The package's shape (issue 11): no import cycles, an MCP-agnostic RPC layer, no private reach-ins,
+stable public module paths, honest ``__all__`` lists, small modules and a light ``import mcpsync``.
+
+The layering itself (which layer may import which) is import-linter's job: the contracts are in
+setup.cfg and ``.ci/run`` runs ``lint-imports``. These tests check what a layers contract cannot.
+Everything here reads the source or imports it in this process, except two bounded subprocesses
+(ruff, and a fresh interpreter for the import-weight check); the whole file takes about a second.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+import pytest
+
+from .conftest import ROOT
+
+PACKAGE = ROOT / "mcpsync"
+
+# Every module path a user can import today (issue 11: "every public module path a user can import
+# today still imports"). A moved module leaves its old public path importable; a new public path is
+# added here deliberately.
+PUBLIC_MODULES = [
+    "mcpsync",
+    "mcpsync.auth",
+    "mcpsync.cancel",
+    "mcpsync.cli",
+    "mcpsync.client",
+    "mcpsync.config",
+    "mcpsync.exceptions",
+    "mcpsync.handlers",
+    "mcpsync.manager",
+    "mcpsync.progress",
+    "mcpsync.stateless",
+    "mcpsync.subscriptions",
+    "mcpsync.tasks",
+    "mcpsync.testing",
+    "mcpsync.testing.pytest_plugin",
+    "mcpsync.transports",
+    "mcpsync.transports.base",
+    "mcpsync.transports.memory",
+    "mcpsync.transports.sse",
+    "mcpsync.transports.stdio",
+    "mcpsync.transports.streamable_http",
+    "mcpsync.types",
+]
+
+MAX_LINES = 600  # the hard limit; the aim is 100 to 500 lines, one job per module
+AIM_LINES = 500
+
+# The RPC layer and the method names it must not know (issue 11, rule 2).
+RPC_PACKAGE = "mcpsync._rpc"
+_METHOD_FAMILIES = ("server", "tools", "resources", "prompts", "sampling", "elicitation", "roots", "tasks",
+                    "logging", "completion", "subscriptions", "notifications")
+_PREFIXED_METHOD = re.compile(r"(?<![\w/])(?:%s)/[A-Za-z_][\w/]*" % "|".join(_METHOD_FAMILIES))
+_BARE_METHODS = {"initialize", "ping"}  # whole-string constants only: as words they are plain English
+# The JSON-RPC cancel and progress notifications are the engine's own job; it alone may spell them.
+ENGINE_NOTIFICATIONS_MODULE = "mcpsync._rpc.engine"
+ENGINE_NOTIFICATIONS = {"notifications/cancelled", "notifications/progress"}
+
+HTTP_STACK = ("requests", "urllib3", "sseclient")
+
+
+# -- reading the package ------------------------------------------------------------------------
+
+
+def package_modules() -> Dict[str, Path]:
+    """Every module of the package by dotted name (``mcpsync.x.y``), a package by its ``__init__``."""
+    found: Dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = package_modules()
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING``, ``_TYPE_CHECKING`` (an alias) or ``typing.TYPE_CHECKING``."""
+    if isinstance(test, ast.Name):
+        return test.id.lstrip("_") == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node below ``node`` that can run: the bodies of ``if TYPE_CHECKING:`` are left out
+    (their ``else:`` is kept); function bodies are kept, so function-level imports count."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for statement in child.orelse:
+                yield statement
+                yield from runtime_nodes(statement)
+            continue
+        yield child
+        yield from runtime_nodes(child)
+
+
+def _longest_module(dotted: str) -> Optional[str]:
+    """``dotted`` or its longest prefix that is one of the package's modules."""
+    parts = dotted.split(".")
+    while parts:
+        name = ".".join(parts)
+        if name in MODULES:
+            return name
+        parts.pop()
+    return None
+
+
+def imports_of(name: str) -> List[Tuple[str, int]]:
+    """The package modules ``name`` imports at run time, each with the line of the import.
+
+    Relative imports are resolved; ``from pkg import name`` counts as importing ``pkg.name`` when
+    that is a module, else as importing ``pkg``. Parent packages are not counted (every submodule
+    would otherwise import ``mcpsync``'s face and close a circle through it).
+    """
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: List[Tuple[str, int]] = []
+    for node in runtime_nodes(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = _longest_module(alias.name)
+                if target is not None:
+                    found.append((target, node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                if node.level > 1:
+                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                target = f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else _longest_module(base)
+                if target is not None:
+                    found.append((target, node.lineno))
+    return [(target, line) for target, line in found if target != name]
+
+
+def import_graph() -> Dict[str, Dict[str, List[int]]]:
+    """module -> {imported module -> lines}."""
+    graph: Dict[str, Dict[str, List[int]]] = {}
+    for name in MODULES:
+        edges: Dict[str, List[int]] = {}
+        for target, line in imports_of(name):
+            edges.setdefault(target, []).append(line)
+        graph[name] = edges
+    return graph
+
+
+def strongly_connected(graph: Dict[str, Dict[str, List[int]]]) -> List[List[str]]:
+    """Tarjan's algorithm: the groups of modules that reach each other (sizes above one only)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on_stack: Set[str] = set()
+    groups: List[List[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def shortest_cycle(graph: Dict[str, Dict[str, List[int]]], start: str, within: Set[str]) -> List[str]:
+    """The shortest import path from ``start`` back to itself inside one group."""
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for target in sorted(graph[node]):
+            if target == start:
+                return paths[node] + [start]
+            if target in within and target not in paths:
+                paths[target] = paths[node] + [target]
+                queue.append(target)
+    return [start]
+
+
+def _lines(lines: List[int]) -> str:
+    return "l." + ",".join(map(str, sorted(set(lines))))
+
+
+def describe_cycle(graph: Dict[str, Dict[str, List[int]]], group: List[str]) -> str:
+    """One group: a shortest circle through its first member, then every import inside the group."""
+    members = set(group)
+    cycle = shortest_cycle(graph, group[0], members)
+    circle = " -> ".join(cycle)
+    edges = [f"    {a} -> {b} ({_lines(graph[a][b])})" for a in group for b in sorted(graph[a]) if b in members]
+    return f"{len(group)} modules, e.g. {circle}; the imports among them:\n" + "\n".join(edges)
+
+
+def _docstring_nodes(tree: ast.AST) -> Set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                ids.add(id(first.value))
+    return ids
+
+
+def string_constants(name: str) -> Iterator[Tuple[int, str]]:
+    """(line, text) of every string constant in a module's code (f-string parts included,
+    docstrings excluded: they describe, they do not decide)."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    docstrings = _docstring_nodes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+def mcp_methods_in(text: str) -> List[str]:
+    if text.strip() in _BARE_METHODS:
+        return [text.strip()]
+    return _PREFIXED_METHOD.findall(text)
+
+
+# -- the checks ---------------------------------------------------------------------------------
+
+
+def test_no_import_cycle_among_the_package_modules() -> None:
+    """Module-level and function-level imports alike; imports under ``if TYPE_CHECKING:`` excepted."""
+    graph = import_graph()
+    groups = strongly_connected(graph)
+    assert not groups, "import cycles:\n" + "\n".join(describe_cycle(graph, group) for group in groups)
+
+
+def test_the_cycle_finder_sees_function_level_and_relative_imports() -> None:
+    """The reader of the graph itself: a function-level relative import is an edge, a type-only one is not."""
+    graph = import_graph()
+    assert "mcpsync.manager" in graph["mcpsync.cli"]  # ``from .manager import Manager`` inside a function
+    assert "mcpsync.config" in graph["mcpsync.cli"]  # ``from . import config as mcpconfig``
+    assert "mcpsync._rpc.jsonrpc" in graph["mcpsync._rpc.engine"]  # ``from . import jsonrpc as rpc``
+    assert "mcpsync.auth" not in graph["mcpsync"]  # only under ``if _TYPE_CHECKING:`` (loaded lazily)
+    cyclic = {"a": {"b": [1]}, "b": {"c": [2]}, "c": {"a": [3]}, "d": {"a": [4]}}
+    assert strongly_connected(cyclic) == [["a", "b", "c"]]
+
+
+def test_the_rpc_layer_names_no_mcp_method() -> None:
+    """``mcpsync/_rpc/`` is JSON-RPC only: era policy (which methods are never cancelled, whether peer
+    requests are answered) is passed in. The two notifications the engine implements,
+    ``notifications/cancelled`` and ``notifications/progress``, may be spelled in
+    ``mcpsync/_rpc/engine.py`` and nowhere else in the layer."""
+    found = []
+    for name in sorted(MODULES):
+        if name != RPC_PACKAGE and not name.startswith(RPC_PACKAGE + "."):
+            continue
+        for line, text in string_constants(name):
+            for method in mcp_methods_in(text):
+                if name == ENGINE_NOTIFICATIONS_MODULE and method in ENGINE_NOTIFICATIONS:
+                    continue
+                found.append(f"{MODULES[name].relative_to(ROOT)}:{line}: {method!r}")
+    assert not found, "MCP method names in the RPC layer:\n" + "\n".join(found)
+
+
+def test_the_method_name_check_tells_methods_from_prose() -> None:
+    assert mcp_methods_in("server/discover") == ["server/discover"]
+    assert mcp_methods_in("initialize") == ["initialize"]
+    assert mcp_methods_in("cancelled tools/call after 5s") == ["tools/call"]
+    assert mcp_methods_in("initialize the worker pool") == []
+    assert mcp_methods_in("https://example.com/tools/x") == []
+    assert mcp_methods_in("response to a ping") == []
+
+
+def test_no_private_names_reached_across_objects() -> None:
+    """ruff's SLF001 over the package: no ``obj._private`` outside ``self``/``cls`` (issue 11, rule 3).
+
+    The allow-list lives in the code: an access that must stay carries an inline
+    ``# noqa: SLF001 <why>`` comment on its line, saying why (for example ``other._data`` in an
+    ``__eq__`` of the same class). Ruff runs isolated from any config file, with no cache written.
+    """
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--select", "SLF001",
+         "--output-format", "concise", str(PACKAGE)],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )
+    assert out.returncode == 0, f"private names reached into (ruff SLF001):\n{out.stdout}{out.stderr}"
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_every_public_module_path_still_imports(name: str) -> None:
+    module = importlib.import_module(name)
+    assert Path(module.__file__ or "").resolve().is_relative_to(PACKAGE.resolve()), \
+        f"{name} was imported from {module.__file__}, not from this checkout"
+
+
+def test_every_all_lists_only_names_its_module_has() -> None:
+    """Every module of the package that defines ``__all__`` has each name it lists (a lazily
+    loaded name counts: ``getattr`` loads it)."""
+    missing = []
+    for name in sorted(MODULES):
+        module = importlib.import_module(name)
+        for public in getattr(module, "__all__", ()):
+            if not hasattr(module, public):
+                missing.append(f"{name}.{public}")
+    assert not missing, f"names listed in __all__ that the module lacks: {missing}"
+
+
+def test_the_exceptions_module_lists_every_exception_it_defines() -> None:
+    import mcpsync.exceptions as exceptions
+
+    defined = sorted(
+        name for name, value in vars(exceptions).items()
+        if isinstance(value, type) and issubclass(value, BaseException) and not name.startswith("_")
+        and value.__module__ == exceptions.__name__
+    )
+    unlisted = [name for name in defined if name not in exceptions.__all__]
+    assert not unlisted, f"mcpsync.exceptions defines but does not list in __all__: {unlisted}"
+
+
+def module_lengths() -> Dict[str, int]:
+    return {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
+
+
+def test_every_module_is_small() -> None:
+    """At most MAX_LINES (600) lines a module; the aim is 100 to AIM_LINES (500), one job each."""
+    lengths = module_lengths()
+    over = {name: n for name, n in sorted(lengths.items()) if n > MAX_LINES}
+    near = {name: n for name, n in sorted(lengths.items()) if AIM_LINES < n <= MAX_LINES}
+    assert not over, f"modules over {MAX_LINES} lines: {over} (also over {AIM_LINES}: {near})"
+
+
+@pytest.mark.parametrize("name", ["mcpsync", "mcpsync.config"])
+def test_importing_loads_no_http_stack(name: str) -> None:
+    """In a fresh interpreter: this one may have loaded requests already."""
+    code = f"import sys, {name}; print(' '.join(m for m in {HTTP_STACK!r} if m in sys.modules))"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                         cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"import {name} loaded {out.stdout.strip()}"
