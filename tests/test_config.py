@@ -220,3 +220,29 @@ def test_config_errors_and_manager_errors_pickle() -> None:
     assert isinstance(mcpsync.UnknownToolError("t"), KeyError) and str(mcpsync.UnknownToolError("t")).startswith(
         "Unknown MCP tool 't'")
     assert str(mcpsync.ServerNotConnected("s", "boom", "closed")) == "MCP server not connected: s (closed); last error: boom"
+
+
+def test_the_config_package_keeps_every_name_and_path_it_had_as_one_module() -> None:
+    """mcpsync.config became a package (issue 11); what callers import from it did not change."""
+    import pickle
+
+    assert mcpconfig.__all__ == ["Config", "ConfigProblem", "ConfigSource", "ServerConfig", "discover",
+                                 "discovery_sources", "expand", "load", "parse_server"]
+    for name in ("from_mapping", "STDIO", "HTTP", "SSE", "PathLike", "log"):  # used outside __all__
+        assert hasattr(mcpconfig, name), name
+    assert (mcpconfig.STDIO, mcpconfig.HTTP, mcpconfig.SSE) == ("stdio", "http", "sse")
+    assert mcpconfig.log.name == "mcpsync.config"
+    for value in (mcpconfig.Config, mcpconfig.ConfigProblem, mcpconfig.ConfigSource, mcpconfig.ServerConfig):
+        assert value.__module__ == "mcpsync.config", value
+    server = mcpconfig.parse_server("a", {"command": "x", "env": {"K": "v"}})
+    assert pickle.loads(pickle.dumps(server)) == server
+    assert mcpsync.ServerConfig is mcpconfig.ServerConfig
+
+
+def test_jsonc_is_read_as_json_first_and_keeps_comment_marks_inside_strings() -> None:
+    from mcpsync.config._jsonc import parse_json, strip_jsonc
+
+    assert parse_json('{"a": "//not a comment", "b": [1, 2,],} // end') == {"a": "//not a comment", "b": [1, 2]}
+    assert strip_jsonc('{"a": "x\\"/*y*/", /* c */ "b": 1,\n}') == '{"a": "x\\"/*y*/",  "b": 1\n}'
+    with pytest.raises(ValueError, match="Expecting"):
+        parse_json("{nope}")

@@ -1,0 +1,174 @@
+"""The config values: one server's :class:`ServerConfig`, the :class:`Config` of many, and the
+records of what discovery read (:class:`ConfigSource`) and skipped (:class:`ConfigProblem`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
+
+from ..exceptions import ConfigError
+
+log = logging.getLogger("mcpsync.config")
+
+STDIO = "stdio"
+HTTP = "http"
+SSE = "sse"
+
+
+class ServerConfig:
+    """One server's validated, expanded config (an immutable value).
+
+    Attributes:
+        name: the server's name (the key in the ``mcpServers`` map).
+        type: ``"stdio"``, ``"http"`` (Streamable HTTP) or ``"sse"`` (legacy HTTP+SSE).
+        command, args, env, cwd: how to start a stdio server.
+        url, headers: where an HTTP server is, and what to send it.
+        timeout: the per-request timeout in seconds (the file says milliseconds), or None.
+        enabled: False for entries marked ``"enabled": false`` or ``"disabled": true``.
+        source: the file the entry came from (or ``"<dict>"``).
+        type_declared: False for an entry with a ``url`` and no ``type`` (its transport may
+            fall back from Streamable HTTP to legacy SSE).
+        raw: the entry exactly as written, before ``${VAR}`` expansion (the tools cache
+            key is a hash of it, so rotating a secret in the environment keeps the cache).
+    """
+
+    __slots__ = ("name", "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "enabled",
+                 "source", "raw", "type_declared")
+
+    def __init__(self, name: str, type: str = STDIO, *, command: Optional[str] = None,
+                 args: Iterable[str] = (), env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
+                 url: Optional[str] = None, headers: Optional[Mapping[str, str]] = None,
+                 timeout: Optional[float] = None, enabled: bool = True, source: str = "<dict>",
+                 raw: Optional[Mapping[str, Any]] = None, type_declared: bool = True) -> None:
+        self.name = name
+        self.type = type
+        self.command = command
+        self.args: Tuple[str, ...] = tuple(args)
+        self.env: Dict[str, str] = dict(env or {})
+        self.cwd = cwd
+        self.url = url
+        self.headers: Dict[str, str] = dict(headers or {})
+        self.timeout = timeout
+        self.enabled = enabled
+        self.source = source
+        self.type_declared = type_declared
+        self.raw: Dict[str, Any] = dict(raw) if raw is not None else self.transport_config()
+
+    def __repr__(self) -> str:
+        # Env and header values are often secrets: show their keys only.
+        where = f"command={self.command!r}, args={list(self.args)!r}" if self.type == STDIO else f"url={self.url!r}"
+        extra = ""
+        if self.env:
+            extra += f", env_keys={sorted(self.env)!r}"
+        if self.headers:
+            extra += f", header_keys={sorted(self.headers)!r}"
+        state = "" if self.enabled else ", enabled=False"
+        return f"ServerConfig({self.name!r}, {self.type!r}, {where}{extra}{state}, source={self.source!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ServerConfig):
+            return NotImplemented
+        return all(getattr(self, slot) == getattr(other, slot) for slot in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking fields; never used as a key
+
+    def transport_config(self) -> Dict[str, Any]:
+        """The dict :func:`mcpsync.create_transport` takes for this server (values expanded)."""
+        if self.type == STDIO:
+            config: Dict[str, Any] = {"type": STDIO, "command": self.command, "args": list(self.args)}
+            if self.env:
+                config["env"] = dict(self.env)
+            if self.cwd is not None:
+                config["cwd"] = self.cwd
+            return config
+        config = {"url": self.url, "headers": dict(self.headers)}
+        if self.type_declared or self.type != HTTP:
+            config["type"] = self.type
+        # else: a bare "url" entry; the transport may fall back to legacy SSE, as clients do
+        return config
+
+    @property
+    def config_hash(self) -> str:
+        """SHA-256 (hex) of the unexpanded entry with sorted keys: the tools cache key."""
+        import hashlib
+
+        canonical = json.dumps(self.raw, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ConfigProblem(NamedTuple):
+    """A config file that was skipped, and why."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+class ConfigSource(NamedTuple):
+    """A file discovery looks at: where, which level, which format."""
+
+    path: Path
+    level: str  # "project" or "user"
+    format: str  # "mcpServers", "vscode", "gemini", "claude-user", "claude-local"
+    description: str
+
+
+class Config:
+    """The servers found in one or more config files (first definition of a name wins).
+
+    Attributes:
+        servers: valid servers by name, in precedence order (disabled ones included,
+            with ``enabled=False``).
+        errors: servers whose entry is invalid, by name: a :class:`ConfigError` each.
+        problems: files that were skipped (path and reason).
+        files: the files that were read and contributed servers, in precedence order.
+    """
+
+    def __init__(self) -> None:
+        self.servers: Dict[str, ServerConfig] = {}
+        self.errors: Dict[str, ConfigError] = {}
+        self.problems: List[ConfigProblem] = []
+        self.files: List[str] = []
+
+    def __repr__(self) -> str:
+        return (f"<Config servers={list(self.servers)} errors={list(self.errors)} "
+                f"problems={len(self.problems)}>")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.servers or name in self.errors
+
+    @property
+    def names(self) -> List[str]:
+        """Every server name defined (valid or not), in precedence order."""
+        return list(self.servers) + [n for n in self.errors if n not in self.servers]
+
+    def add(self, server: Union[ServerConfig, ConfigError], name: str) -> bool:
+        """Add one server (or its error) unless the name is already defined; True if added."""
+        if name in self:
+            log.debug("Server %r from %s is shadowed by an earlier definition", name,
+                      server.source if isinstance(server, ServerConfig) else server.path)
+            return False
+        if isinstance(server, ServerConfig):
+            self.servers[name] = server
+        else:
+            self.errors[name] = server
+        return True
+
+    def merge(self, other: "Config") -> None:
+        """Add ``other``'s servers, errors, problems and files after this one's (first wins)."""
+        for name, server in other.servers.items():
+            self.add(server, name)
+        for name, error in other.errors.items():
+            self.add(error, name)
+        self.problems.extend(other.problems)
+        self.files.extend(f for f in other.files if f not in self.files)
+
+    def problem(self, path: str, reason: str) -> None:
+        """Record (and log) a skipped file."""
+        log.warning("Skipping MCP config %s: %s", path, reason)
+        self.problems.append(ConfigProblem(path, reason))
+

@@ -1,0 +1,287 @@
+"""One ``mcpServers`` entry, or one whole config dict, to validated values: the other tools'
+spellings, the checks with their error texts, and ``${VAR}`` expansion."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from ..exceptions import ConfigError
+from ._model import HTTP, SSE, STDIO, Config, ServerConfig
+
+log = logging.getLogger("mcpsync.config")
+
+_TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP, "sse": SSE}
+_NAME = re.compile(r"[\w.@/:+-](?:[\w .@/:+-]{0,98}[\w.@/:+-])?")
+_VARIABLE = re.compile(r"\$\{([^}]*)\}")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+# -- ${VAR} expansion ---------------------------------------------------------------------
+
+
+def expand(text: str, environ: Optional[Mapping[str, str]] = None,
+           extra: Optional[Mapping[str, str]] = None, *, where: str = "") -> str:
+    """Expand ``${VAR}``, ``${VAR:-default}`` and ``${env:VAR}`` in ``text``.
+
+    ``${VAR:-default}`` gives ``default`` when VAR is unset or empty. ``extra``
+    holds variables that are not environment variables (``workspaceFolder``);
+    ``where`` names the field for error messages.
+
+    Raises:
+        ConfigError: a variable without a default is unset, or the ``${...}``
+            form is not one of the above (``${input:...}`` from VS Code, say).
+    """
+    source = os.environ if environ is None else environ
+    place = f" in {where}" if where else ""
+
+    def replace(match: "re.Match[str]") -> str:
+        body = match.group(1)
+        name, has_default, default = body.partition(":-")
+        if name.startswith("env:"):
+            name = name[4:]
+        if not _VARIABLE_NAME.fullmatch(name):
+            raise ConfigError(f"unsupported variable ${{{body}}}{place} (use ${{NAME}} or ${{NAME:-default}})")
+        value = extra.get(name) if extra else None
+        if value is None:
+            value = source.get(name)
+        if value is None or (has_default and value == ""):
+            if has_default:
+                return default
+            raise ConfigError(f"unset variable ${{{name}}}{place} (set it, or give a default: ${{{name}:-value}})")
+        return value
+
+    return _VARIABLE.sub(replace, text)
+
+
+# -- one entry ------------------------------------------------------------------------------
+
+
+def parse_server(name: str, entry: Any, *, source: str = "<dict>", format: str = "mcpServers",
+                 environ: Optional[Mapping[str, str]] = None, base_dir: Optional[str] = None,
+                 extra: Optional[Mapping[str, str]] = None) -> ServerConfig:
+    """Validate one ``mcpServers`` entry and expand its variables.
+
+    ``format`` adjusts the few fields other tools spell differently (Gemini's
+    ``url`` means legacy SSE and its ``httpUrl`` Streamable HTTP). A relative
+    ``cwd`` is taken relative to ``base_dir`` (the config file's folder).
+
+    Raises:
+        ConfigError: the name or entry is invalid, or a variable is unset; the
+            text starts ``server "<name>": ``.
+    """
+    try:
+        return _parse_entry(name, entry, source, format, environ, base_dir, extra)
+    except ConfigError as exc:
+        raise ConfigError(f'server "{name}": {exc}', server=name, path=source) from None
+
+
+def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optional[Mapping[str, str]],
+                 base_dir: Optional[str], extra: Optional[Mapping[str, str]]) -> ServerConfig:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(f"invalid server name {name!r}: use 1-100 letters, digits, spaces and _ . - @ / : +")
+    if not isinstance(entry, dict):
+        raise ConfigError(f"the entry must be an object, not {_json_type(entry)}")
+    fields = _normalise(entry, format)
+    enabled = _flag(fields, "enabled", True) and not _flag(fields, "disabled", False)
+    kind = _server_type(fields)
+    if not enabled:  # a disabled entry is not expanded, so its unset variables do not matter
+        return ServerConfig(name, kind, enabled=False, source=source, raw=entry)
+
+    def text(value: str, where: str) -> str:
+        return expand(value, environ, extra, where=where)
+
+    timeout = _timeout(fields.get("timeout"))
+    if kind == STDIO:
+        command, args = _command(fields)
+        env = {key: text(value, f"env.{key}") for key, value in _string_map(fields, "env").items()}
+        cwd = fields.get("cwd")
+        if cwd is not None:
+            if not isinstance(cwd, str) or not cwd:
+                raise ConfigError('"cwd" must be a non-empty string')
+            cwd = os.path.expanduser(text(cwd, "cwd"))
+            if base_dir is not None and not os.path.isabs(cwd):
+                cwd = os.path.normpath(os.path.join(base_dir, cwd))
+        return ServerConfig(
+            name, STDIO, command=text(command, "command"),
+            args=[text(arg, f"args[{i}]") for i, arg in enumerate(args)],
+            env=env, cwd=cwd, timeout=timeout, source=source, raw=entry,
+        )
+    url = fields.get("url")
+    if not isinstance(url, str) or not url:
+        raise ConfigError(f'missing "url" (a {kind} server needs the endpoint URL)')
+    url = text(url, "url")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"url {url!r} is not an http:// or https:// URL")
+    headers = {key: text(value, f"headers.{key}") for key, value in _string_map(fields, "headers").items()}
+    declared = "type" in fields or "transport" in fields
+    return ServerConfig(name, kind, url=url, headers=headers, timeout=timeout, source=source, raw=entry,
+                        type_declared=declared)
+
+
+def _normalise(entry: Dict[str, Any], format: str) -> Dict[str, Any]:
+    """Map the spellings of other tools onto ours (the entry itself is left as written)."""
+    fields = dict(entry)
+    if "httpUrl" in fields and "url" not in fields:  # Gemini CLI: Streamable HTTP
+        fields["url"] = fields.pop("httpUrl")
+        fields.setdefault("type", HTTP)
+    elif format == "gemini" and "url" in fields:  # Gemini CLI: "url" is the legacy SSE endpoint
+        fields.setdefault("type", SSE)
+    if "serverUrl" in fields and "url" not in fields:  # Windsurf
+        fields["url"] = fields.pop("serverUrl")
+    if "environment" in fields and "env" not in fields:  # OpenCode
+        fields["env"] = fields.pop("environment")
+    if fields.get("type") == "local":  # OpenCode
+        fields["type"] = STDIO
+    elif fields.get("type") == "remote":
+        fields["type"] = HTTP
+    return fields
+
+
+def _server_type(fields: Dict[str, Any]) -> str:
+    declared = fields.get("type", fields.get("transport"))
+    has_command, has_url = fields.get("command") is not None, fields.get("url") is not None
+    if declared is None:
+        if has_command and has_url:
+            raise ConfigError('both "command" and "url" are set; a server is either stdio (command) '
+                              "or http/sse (url)")
+        if has_url:
+            return HTTP
+        if not has_command:
+            raise ConfigError('missing "command" (a stdio server needs the program to run) '
+                              'or "url" (for an HTTP server)')
+        return STDIO
+    kind = _TYPES.get(declared) if isinstance(declared, str) else None
+    if kind is None:
+        raise ConfigError(f"unknown type {declared!r} (expected stdio, http, streamable-http or sse)")
+    if kind == STDIO and not has_command:
+        raise ConfigError('missing "command" (a stdio server needs the program to run)')
+    if kind == STDIO and has_url:
+        raise ConfigError('both "command" and "url" are set; a server is either stdio (command) '
+                          "or http/sse (url)")
+    if kind != STDIO and has_command:
+        raise ConfigError(f'both "command" and "url" are set; a {kind} server takes only "url"')
+    return kind
+
+
+def _command(fields: Dict[str, Any]) -> Tuple[str, List[str]]:
+    command = fields.get("command")
+    extra_args: List[Any] = []
+    if isinstance(command, list):  # OpenCode writes the whole argv as "command"
+        if not command:
+            raise ConfigError('"command" is an empty list')
+        command, extra_args = command[0], command[1:]
+    if not isinstance(command, str) or not command.strip():
+        raise ConfigError('"command" must be a non-empty string')
+    args = fields.get("args", [])
+    if args is None:
+        args = []
+    if not isinstance(args, list):
+        raise ConfigError(f'"args" must be a list of strings, not {_json_type(args)}')
+    out: List[str] = []
+    for arg in extra_args + args:
+        if isinstance(arg, bool) or not isinstance(arg, (str, int, float)):
+            raise ConfigError(f'"args" must be a list of strings; found {_json_type(arg)}')
+        out.append(str(arg))
+    return command, out
+
+
+def _string_map(fields: Dict[str, Any], key: str) -> Dict[str, str]:
+    value = fields.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f'"{key}" must be an object of strings, not {_json_type(value)}')
+    out: Dict[str, str] = {}
+    for name, item in value.items():
+        if isinstance(item, bool):
+            out[str(name)] = "true" if item else "false"
+        elif isinstance(item, (str, int, float)):
+            out[str(name)] = str(item)
+        else:
+            raise ConfigError(f'"{key}.{name}" must be a string, not {_json_type(item)}')
+    return out
+
+
+def _timeout(value: Any) -> Optional[float]:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            value = None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError('"timeout" must be a positive number of milliseconds')
+    return float(value) / 1000.0
+
+
+def _flag(fields: Dict[str, Any], key: str, default: bool) -> bool:
+    value = fields.get(key, default)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    raise ConfigError(f'"{key}" must be true or false, not {value!r}')
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+# -- whole files and dicts ------------------------------------------------------------------
+
+
+def from_mapping(data: Mapping[str, Any], *, source: str = "<dict>", format: str = "mcpServers",
+                 environ: Optional[Mapping[str, str]] = None, base_dir: Optional[str] = None,
+                 extra: Optional[Mapping[str, str]] = None) -> Config:
+    """Parse a config dict: ``{"mcpServers": {...}}``, ``{"servers": {...}}`` or a bare name map.
+
+    Raises:
+        ConfigError: ``data`` is not shaped like a config (the servers map is not an object).
+    """
+    servers = _servers_map(data, format, source)
+    config = Config()
+    for name, entry in servers.items():
+        try:
+            config.add(parse_server(name, entry, source=source, format=format, environ=environ,
+                                    base_dir=base_dir, extra=extra), name)
+        except ConfigError as exc:
+            log.warning("%s", exc)
+            config.add(exc, name)
+    return config
+
+
+def _servers_map(data: Any, format: str, source: str) -> Dict[str, Any]:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"the top level must be an object, not {_json_type(data)}", path=source)
+    if format == "vscode":
+        keys: Tuple[str, ...] = ("servers", "mcpServers")
+    elif format == "opencode":
+        keys = ("mcp",)
+    else:
+        keys = ("mcpServers", "servers")
+    for key in keys:
+        if key in data:
+            servers = data[key]
+            if not isinstance(servers, Mapping):
+                raise ConfigError(f'"{key}" must be an object, not {_json_type(servers)}', path=source)
+            return dict(servers)
+    if format in ("mcpServers", "vscode") and source == "<dict>":
+        return dict(data)  # a bare {"name": {...}} map given in code
+    return {}
+
