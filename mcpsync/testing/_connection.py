@@ -27,8 +27,10 @@ from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled, RequestTimeout
 from ._context import Context, Invocation, NoAnswer, abandoned
-from ._methods import (
-    LEGACY_METHODS, MODERN_METHODS, PROTOCOL_VERSION_KEY, RUNS_USER_CODE, finish_result, handle, run_user_code,
+from ._methods import finish_result, handle, run_user_code
+from ._protocol import (
+    CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, MODERN_METHODS, PROTOCOL_VERSION_KEY, RUNS_USER_CODE,
+    UNSUPPORTED_PROTOCOL_VERSION,
 )
 
 if TYPE_CHECKING:
@@ -38,8 +40,7 @@ __all__ = ["Connection"]
 
 log = logging.getLogger("mcpsync.testing")
 
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: How long a close waits for each of the connection's threads.
 JOIN_TIMEOUT = 5.0
 
 Send = Callable[[JSONObject], None]

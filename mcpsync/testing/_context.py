@@ -11,23 +11,16 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Union
 
+from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled
+from ._protocol import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LOG_LEVELS, MISSING_CLIENT_CAPABILITY
 
 if TYPE_CHECKING:
     from ._connection import Connection
     from ._server import FakeServer
 
-__all__ = ["Context", "Invocation", "LOG_LEVELS", "MISSING_CLIENT_CAPABILITY", "NoAnswer"]
-
-#: RFC 5424 levels, least severe first (``notifications/message``).
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-#: 2026-07-28 ``MissingRequiredClientCapabilityError``; also used here for legacy clients.
-MISSING_CLIENT_CAPABILITY = -32021
-
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+__all__ = ["Context", "Invocation", "NoAnswer", "abandoned"]
 
 
 class NoAnswer(Exception):
@@ -291,7 +284,7 @@ class Context:
         else:
             result = connection.request_client(self._run, method, params, timeout)
         if not isinstance(result, dict):
-            raise MCPError(-32603, f"The client's answer to {method} is not an object")
+            raise MCPError(rpc.INTERNAL_ERROR, f"The client's answer to {method} is not an object")
         return result
 
 

@@ -15,31 +15,18 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError, RequestCancelled
-from ._context import LOG_LEVELS, Context, Invocation, NoAnswer
+from ._context import Context, Invocation, NoAnswer
+from ._protocol import LOG_LEVELS, RESOURCE_NOT_FOUND_LEGACY, SERVER_INFO_KEY, UNSUPPORTED_PROTOCOL_VERSION
 from ._registry import call, prompt_result, resource_contents, tool_result
 from ._schema import check_arguments
 
 if TYPE_CHECKING:
     from ._connection import Connection
 
-__all__ = [
-    "LEGACY_METHODS", "MODERN_METHODS", "PROTOCOL_VERSION_KEY", "RUNS_USER_CODE", "finish_result", "handle",
-    "run_user_code",
-]
+__all__ = ["finish_result", "handle", "run_user_code"]
 
 log = logging.getLogger("mcpsync.testing")
 
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-RESOURCE_NOT_FOUND_LEGACY = -32002
-
-_COMMON = {"tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
-           "prompts/list", "prompts/get", "completion/complete"}
-LEGACY_METHODS = frozenset(_COMMON | {"initialize", "ping", "resources/subscribe", "resources/unsubscribe",
-                                      "logging/setLevel"})
-MODERN_METHODS = frozenset(_COMMON | {"server/discover"})
-#: Methods whose answer comes from a user function, run on a worker thread.
-RUNS_USER_CODE = frozenset({"tools/call", "resources/read", "prompts/get"})
 _CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                         "resources/templates/list", "resources/read"})
 _NEEDS = {"tools/list": "tools", "tools/call": "tools", "resources/list": "resources",
@@ -94,9 +81,10 @@ def _initialize(connection: "Connection", params: JSONObject) -> JSONObject:
     server = connection.server
     requested = params.get("protocolVersion")
     if not server.legacy_versions:
-        raise MCPError(-32022, "Unsupported protocol version: this server does not speak the initialize "
-                       f"handshake; it supports {', '.join(server.modern_versions)}",
+        raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: this server does not speak "
+                       f"the initialize handshake; it supports {', '.join(server.modern_versions)}",
                        {"supported": list(server.modern_versions), "requested": requested})
+    # Asked for a version it does not speak: offer its newest (oldest first, so the last).
     version = requested if requested in server.legacy_versions else server.legacy_versions[-1]
     capabilities = params.get("capabilities")
     info = params.get("clientInfo")

@@ -14,18 +14,14 @@ from typing import (
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ._connection import Connection, Drop, Send
+from ._protocol import choose_versions
 from ._registry import PromptDef, ResourceDef, TemplateDef, ToolDef
 
 if TYPE_CHECKING:
     from ..client import Client
     from ._memory import FakeTransport
 
-__all__ = ["FakeServer", "LEGACY_VERSIONS", "MODERN_VERSIONS", "RecordedNotification", "RecordedRequest"]
-
-#: Versions reached through the ``initialize`` handshake, oldest first.
-LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-#: Versions served per request, with ``_meta`` and no handshake.
-MODERN_VERSIONS = ("2026-07-28",)
+__all__ = ["FakeServer", "RecordedNotification", "RecordedRequest"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _T = TypeVar("_T")
@@ -151,17 +147,11 @@ class FakeServer:
                  instructions: Optional[str] = None, versions: Optional[Sequence[str]] = None,
                  capabilities: Optional[Mapping[str, Any]] = None, page_size: Optional[int] = None,
                  request_timeout: float = 30.0, input_timeout: float = 30.0, ttl_ms: int = 0) -> None:
-        chosen = tuple(versions) if versions is not None else LEGACY_VERSIONS + MODERN_VERSIONS
-        unknown = sorted(set(chosen) - set(LEGACY_VERSIONS + MODERN_VERSIONS))
-        if unknown or not chosen:
-            raise ValueError(f"Unknown protocol versions {unknown}; choose from "
-                             f"{', '.join(LEGACY_VERSIONS + MODERN_VERSIONS)}")
+        self.legacy_versions, self.modern_versions = choose_versions(versions)
         self.name = name
         self.version = version
         self.title = title
         self.instructions = instructions
-        self.legacy_versions = tuple(v for v in LEGACY_VERSIONS if v in chosen)
-        self.modern_versions = tuple(v for v in MODERN_VERSIONS if v in chosen)
         self.page_size = page_size
         self.request_timeout = request_timeout
         self.input_timeout = input_timeout
