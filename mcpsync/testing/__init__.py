@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from ._context import Context as Context
     from ._context import NoAnswer as NoAnswer
     from ._memory import FakeTransport as FakeTransport
+    from ._recorder import RecordedNotification as RecordedNotification
+    from ._recorder import RecordedRequest as RecordedRequest
     from ._server import FakeServer as FakeServer
-    from ._server import RecordedNotification as RecordedNotification
-    from ._server import RecordedRequest as RecordedRequest
     from ._unittest import FakeServerMixin as FakeServerMixin
 
 _LAZY = {
@@ -47,8 +47,8 @@ _LAZY = {
     "FakeServerMixin": "_unittest",
     "FakeTransport": "_memory",
     "NoAnswer": "_context",
-    "RecordedNotification": "_server",
-    "RecordedRequest": "_server",
+    "RecordedNotification": "_recorder",
+    "RecordedRequest": "_recorder",
 }
 
 __all__ = sorted(_LAZY)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import threading
-import time
-from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union,
     overload,
@@ -15,6 +13,7 @@ from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ._connection import Connection, Drop, Send
 from ._protocol import choose_versions
+from ._recorder import Fault, RecordedNotification, RecordedRequest, Recorder
 from ._registry import PromptDef, ResourceDef, TemplateDef, ToolDef
 
 if TYPE_CHECKING:
@@ -24,78 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["FakeServer", "RecordedNotification", "RecordedRequest"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_T = TypeVar("_T")
 Completer = Callable[[str, str], Iterable[str]]
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request the server received, as it arrived."""
-
-    index: int
-    """Position among every request this server received (from 1)."""
-    method: str
-    """The JSON-RPC method."""
-    params: JSONObject
-    """The request's ``params`` as received (empty when it had none)."""
-    id: RequestId
-    """The JSON-RPC id the client gave it."""
-    era: Optional[str]
-    """``"legacy"``, ``"modern"`` (2026-07-28 ``_meta``) or None (neither: refused)."""
-    protocol_version: Optional[str]
-    """The version it was served under (for ``initialize``: the version asked for)."""
-    connection: int
-    """Which connection it came on (from 1)."""
-    retry: bool = False
-    """A 2026-07-28 retry carrying ``requestState`` (it continues an earlier call)."""
-
-    @property
-    def tool(self) -> Optional[str]:
-        """The tool name of a ``tools/call``."""
-        name = self.params.get("name")
-        return name if self.method == "tools/call" and isinstance(name, str) else None
-
-    @property
-    def arguments(self) -> JSONObject:
-        """The ``arguments`` of a ``tools/call`` or ``prompts/get`` (empty otherwise)."""
-        arguments = self.params.get("arguments")
-        return arguments if isinstance(arguments, dict) else {}
-
-    @property
-    def meta(self) -> JSONObject:
-        """The request's ``_meta`` (empty when it had none)."""
-        meta = self.params.get("_meta")
-        return meta if isinstance(meta, dict) else {}
-
-
-@dataclass(frozen=True)
-class RecordedNotification:
-    """One notification the client sent (``notifications/initialized``, ``notifications/cancelled``, ...)."""
-
-    method: str
-    """The notification's method."""
-    params: JSONObject
-    """Its ``params`` (empty when it had none)."""
-    connection: int
-    """Which connection it came on (from 1)."""
-
-
-@dataclass
-class _Fault:
-    action: str  # "crash", "hang" or "error"
-    nth: int
-    method: Optional[str]
-    tool: Optional[str]
-    exit_code: int = 1
-    code: int = 0
-    message: str = ""
-    data: Any = None
-    seen: int = field(default=0, init=False)
-
-    def matches(self, record: RecordedRequest) -> bool:
-        if self.tool is not None:
-            return record.tool == self.tool and not record.retry
-        return self.method is None or record.method == self.method
 
 
 class FakeServer:
@@ -158,15 +86,12 @@ class FakeServer:
         self.ttl_ms = ttl_ms
         self._capabilities = copy.deepcopy(dict(capabilities)) if capabilities is not None else None
         self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
         self._tools: Dict[str, ToolDef] = {}
         self._resources: Dict[str, ResourceDef] = {}
         self._templates: Dict[str, TemplateDef] = {}
         self._prompts: Dict[str, PromptDef] = {}
         self._completers: Dict[str, Completer] = {}
-        self._requests: List[RecordedRequest] = []
-        self._notifications: List[RecordedNotification] = []
-        self._faults: List[_Fault] = []
+        self._recorder = Recorder(lambda: self.name)
         self._connections: List[Connection] = []
         self._connection_count = 0
         self._clients: List["Client"] = []
@@ -427,53 +352,33 @@ class FakeServer:
         for connection in connections:
             connection.close("the server closed")
 
-    # -- recording -------------------------------------------------------------------------------
+    # -- recording (kept by the recorder) ------------------------------------------------------
 
     def _record_request(self, connection: Connection, request_id: RequestId, method: str, params: JSONObject,
                         era: Optional[str], version: Optional[str],
-                        retry: bool) -> Tuple[RecordedRequest, Optional[_Fault]]:
-        with self._changed:
-            record = RecordedRequest(index=len(self._requests) + 1, method=method, params=copy.deepcopy(params),
-                                     id=request_id, era=era, protocol_version=version,
-                                     connection=connection.index, retry=retry)
-            self._requests.append(record)
-            fired = None
-            for fault in self._faults:
-                if fault.matches(record):
-                    fault.seen += 1
-                    if fault.seen == fault.nth and fired is None:
-                        fired = fault
-            if fired is not None:
-                self._faults.remove(fired)
-            self._changed.notify_all()
-        return record, fired
+                        retry: bool) -> Tuple[RecordedRequest, Optional[Fault]]:
+        return self._recorder.record_request(connection.index, request_id, method, params, era, version, retry)
 
     def _record_notification(self, connection: Connection, method: str, params: JSONObject) -> None:
-        with self._changed:
-            self._notifications.append(RecordedNotification(method, copy.deepcopy(params), connection.index))
-            self._changed.notify_all()
+        self._recorder.record_notification(connection.index, method, params)
 
     @property
     def requests(self) -> List[RecordedRequest]:
         """Every request received, in order (a copy)."""
-        with self._lock:
-            return list(self._requests)
+        return self._recorder.requests
 
     @property
     def notifications(self) -> List[RecordedNotification]:
         """Every notification the clients sent, in order (a copy)."""
-        with self._lock:
-            return list(self._notifications)
+        return self._recorder.notifications
 
     def calls(self, tool: str) -> List[JSONObject]:
         """The arguments of each call of ``tool``, in order (a 2026-07-28 retry is not a new call)."""
-        return [r.arguments for r in self.requests if r.tool == tool and not r.retry]
+        return self._recorder.calls(tool)
 
     def reset(self) -> None:
         """Forget the recorded requests and notifications (declarations and faults stay)."""
-        with self._lock:
-            self._requests.clear()
-            self._notifications.clear()
+        self._recorder.reset()
 
     def wait_for_request(self, method: str, *, tool: Optional[str] = None, count: int = 1,
                          timeout: float = 5.0) -> RecordedRequest:
@@ -482,17 +387,7 @@ class FakeServer:
         Raises:
             AssertionError: they did not arrive within ``timeout`` seconds.
         """
-
-        def matching() -> List[RecordedRequest]:
-            return [r for r in self._requests
-                    if r.method == method and (tool is None or (r.tool == tool and not r.retry))]
-
-        found = self._wait(matching, count, timeout)
-        if found is None:
-            what = f"{method}" + (f" of {tool!r}" if tool else "")
-            raise AssertionError(f"FakeServer {self.name!r} did not receive {count} {what} request(s) within "
-                                 f"{timeout}s; got {[r.method for r in self.requests]}")
-        return found
+        return self._recorder.wait_for_request(method, tool=tool, count=count, timeout=timeout)
 
     def wait_for_notification(self, method: str, *, count: int = 1,
                               timeout: float = 5.0) -> RecordedNotification:
@@ -501,39 +396,15 @@ class FakeServer:
         Raises:
             AssertionError: they did not arrive within ``timeout`` seconds.
         """
-        found = self._wait(lambda: [n for n in self._notifications if n.method == method], count, timeout)
-        if found is None:
-            raise AssertionError(f"FakeServer {self.name!r} did not receive {count} {method} notification(s) "
-                                 f"within {timeout}s; got {[n.method for n in self.notifications]}")
-        return found
-
-    def _wait(self, matching: Callable[[], List[_T]], count: int, timeout: float) -> Optional[_T]:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                found = matching()
-                if len(found) >= count:
-                    return found[count - 1]
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                self._changed.wait(remaining)
+        return self._recorder.wait_for_notification(method, count=count, timeout=timeout)
 
     def assert_tool_called(self, name: str, /, **arguments: Any) -> None:
         """Assert ``name`` was called, with ``arguments`` among its arguments if any are given."""
-        calls = self.calls(name)
-        if not calls:
-            called = sorted({r.tool for r in self.requests if r.tool})
-            raise AssertionError(f"Tool {name!r} was not called (called: {called or 'none'})")
-        if arguments and not any(all(key in call and call[key] == value for key, value in arguments.items())
-                                 for call in calls):
-            raise AssertionError(f"Tool {name!r} was not called with {arguments!r}; its calls: {calls!r}")
+        self._recorder.assert_tool_called(name, **arguments)
 
     def assert_tool_not_called(self, name: str) -> None:
         """Assert ``name`` was never called."""
-        calls = self.calls(name)
-        if calls:
-            raise AssertionError(f"Tool {name!r} was called {len(calls)} time(s): {calls!r}")
+        self._recorder.assert_tool_not_called(name)
 
     # -- unhappy paths ------------------------------------------------------------------------
 
@@ -545,22 +416,16 @@ class FakeServer:
         In memory the client sees its transport closed; under
         :meth:`run_stdio` the process exits with ``exit_code``.
         """
-        self._add_fault(_Fault("crash", n, method, tool, exit_code=exit_code))
+        self._recorder.add_fault(Fault("crash", n, method, tool, exit_code=exit_code))
 
     def hang_at(self, n: int, *, method: Optional[str] = None, tool: Optional[str] = None) -> None:
         """Never answer the ``n``-th matching request (from now); matching as in :meth:`crash_at`."""
-        self._add_fault(_Fault("hang", n, method, tool))
+        self._recorder.add_fault(Fault("hang", n, method, tool))
 
     def error_at(self, n: int, code: int, message: str, *, data: Any = None, method: Optional[str] = None,
                  tool: Optional[str] = None) -> None:
         """Answer the ``n``-th matching request (from now) with a JSON-RPC error."""
-        self._add_fault(_Fault("error", n, method, tool, code=code, message=message, data=data))
-
-    def _add_fault(self, fault: _Fault) -> None:
-        if fault.nth < 1:
-            raise ValueError("n counts from 1")
-        with self._lock:
-            self._faults.append(fault)
+        self._recorder.add_fault(Fault("error", n, method, tool, code=code, message=message, data=data))
 
     def crash(self, reason: Optional[str] = None) -> None:
         """Drop every live connection now, as if the server died."""
