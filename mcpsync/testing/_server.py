@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import threading
 from typing import (
-    TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union,
+    TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union,
     overload,
 )
 
@@ -14,7 +14,7 @@ from .._rpc.jsonrpc import JSONObject, RequestId
 from ._connection import Connection, Drop, Send
 from ._protocol import choose_versions
 from ._recorder import Fault, RecordedNotification, RecordedRequest, Recorder
-from ._registry import PromptDef, ResourceDef, TemplateDef, ToolDef
+from ._registry import Completer, PromptDef, Registry, ResourceDef, TemplateDef, ToolDef
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["FakeServer", "RecordedNotification", "RecordedRequest"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-Completer = Callable[[str, str], Iterable[str]]
 
 
 class FakeServer:
@@ -86,11 +85,7 @@ class FakeServer:
         self.ttl_ms = ttl_ms
         self._capabilities = copy.deepcopy(dict(capabilities)) if capabilities is not None else None
         self._lock = threading.Lock()
-        self._tools: Dict[str, ToolDef] = {}
-        self._resources: Dict[str, ResourceDef] = {}
-        self._templates: Dict[str, TemplateDef] = {}
-        self._prompts: Dict[str, PromptDef] = {}
-        self._completers: Dict[str, Completer] = {}
+        self._registry = Registry()
         self._recorder = Recorder(lambda: self.name)
         self._connections: List[Connection] = []
         self._connection_count = 0
@@ -99,7 +94,7 @@ class FakeServer:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"<FakeServer {self.name!r} tools={sorted(self._tools)}>"
+        return f"<FakeServer {self.name!r} tools={self._registry.tool_names()}>"
 
     def __enter__(self) -> "FakeServer":
         return self
@@ -142,15 +137,12 @@ class FakeServer:
 
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
         """Declare ``fn`` as a tool (the options of :meth:`tool`); replaces a tool of that name."""
-        definition = ToolDef.build(fn, **options)
-        with self._lock:
-            self._tools[definition.name] = definition
+        self._registry.add_tool(ToolDef.build(fn, **options))
         self._list_changed("tools")
 
     def remove_tool(self, name: str) -> None:
         """Withdraw a tool; connected legacy clients get ``notifications/tools/list_changed``."""
-        with self._lock:
-            self._tools.pop(name, None)
+        self._registry.remove_tool(name)
         self._list_changed("tools")
 
     def resource(self, uri: str, *, name: Optional[str] = None, description: Optional[str] = None,
@@ -158,11 +150,8 @@ class FakeServer:
         """Declare the resource at ``uri``; the function returns ``str`` (text), ``bytes`` (blob) or JSON."""
 
         def decorate(function: F) -> F:
-            definition = ResourceDef(uri=uri, fn=function, context=_context_of(function),
-                                     name=name or function.__name__, description=description,
-                                     mime_type=mime_type, title=title)
-            with self._lock:
-                self._resources[uri] = definition
+            self._registry.add_resource(ResourceDef.build(uri, function, name=name, description=description,
+                                                          mime_type=mime_type, title=title))
             self._list_changed("resources")
             return function
 
@@ -174,11 +163,9 @@ class FakeServer:
         """Declare resources matching ``uri_template``; the function takes its ``{variables}``."""
 
         def decorate(function: F) -> F:
-            definition = TemplateDef(uri_template=uri_template, fn=function, context=_context_of(function),
-                                     name=name or function.__name__, description=description,
-                                     mime_type=mime_type, title=title)
-            with self._lock:
-                self._templates[uri_template] = definition
+            self._registry.add_template(TemplateDef.build(uri_template, function, name=name,
+                                                          description=description, mime_type=mime_type,
+                                                          title=title))
             self._list_changed("resources")
             return function
 
@@ -199,9 +186,7 @@ class FakeServer:
         """
 
         def decorate(function: F) -> F:
-            definition = PromptDef.build(function, **options)
-            with self._lock:
-                self._prompts[definition.name] = definition
+            self._registry.add_prompt(PromptDef.build(function, **options))
             self._list_changed("prompts")
             return function
 
@@ -214,8 +199,7 @@ class FakeServer:
         """
 
         def decorate(function: Completer) -> Completer:
-            with self._lock:
-                self._completers[ref] = function
+            self._registry.add_completer(ref, function)
             return function
 
         return decorate
@@ -234,47 +218,32 @@ class FakeServer:
         if self._capabilities is not None:
             return copy.deepcopy(self._capabilities)
         legacy = era == "legacy"
+        offered = self._registry.offers()
         capabilities: JSONObject = {}
-        with self._lock:
-            if self._tools:
-                capabilities["tools"] = {"listChanged": True} if legacy else {}
-            if self._resources or self._templates:
-                capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
-            if self._prompts:
-                capabilities["prompts"] = {"listChanged": True} if legacy else {}
+        if "tools" in offered:
+            capabilities["tools"] = {"listChanged": True} if legacy else {}
+        if "resources" in offered:
+            capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
+        if "prompts" in offered:
+            capabilities["prompts"] = {"listChanged": True} if legacy else {}
         capabilities["logging"] = {}
         capabilities["completions"] = {}
         return capabilities
 
     def _listings(self) -> Dict[str, List[JSONObject]]:
-        with self._lock:
-            return {"tools": [t.wire() for t in self._tools.values()],
-                    "resources": [r.wire() for r in self._resources.values()],
-                    "resourceTemplates": [t.wire() for t in self._templates.values()],
-                    "prompts": [p.wire() for p in self._prompts.values()]}
+        return self._registry.listings()
 
     def _tool(self, name: str) -> Optional[ToolDef]:
-        with self._lock:
-            return self._tools.get(name)
+        return self._registry.tool(name)
 
     def _prompt(self, name: str) -> Optional[PromptDef]:
-        with self._lock:
-            return self._prompts.get(name)
+        return self._registry.prompt(name)
 
     def _completer(self, ref: str) -> Optional[Completer]:
-        with self._lock:
-            return self._completers.get(ref)
+        return self._registry.completer(ref)
 
     def _resource_for(self, uri: str) -> Optional[Tuple[Union[ResourceDef, TemplateDef], Dict[str, str]]]:
-        with self._lock:
-            resource = self._resources.get(uri)
-            if resource is not None:
-                return resource, {}
-            for template in self._templates.values():
-                variables = template.match(uri)
-                if variables is not None:
-                    return template, variables
-        return None
+        return self._registry.resource_for(uri)
 
     # -- connecting ----------------------------------------------------------------------------
 
@@ -451,9 +420,3 @@ class FakeServer:
 
     def _list_changed(self, kind: str) -> None:
         self.notify(f"notifications/{kind}/list_changed")
-
-
-def _context_of(function: Callable[..., Any]) -> Optional[str]:
-    from ._schema import signature_schema
-
-    return signature_schema(function)[1]
