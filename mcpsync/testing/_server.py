@@ -1,24 +1,39 @@
-"""FakeServer: an in-process MCP server, declared with plain functions, that records what it is asked."""
+"""FakeServer: an in-process MCP server, declared with plain functions, that records what it is asked.
+
+This module is the face tests use and the one place the parts meet: the
+:class:`FakeServer` owns a :class:`~mcpsync.testing._side.ServerSide`
+(settings, declarations, recorder) and the
+:class:`~mcpsync.testing._hub.Hub` of its connections, hands those down to
+the transports it makes, and delegates its recording, waiting and asserting
+methods to the recorder. Nothing below imports this module.
+
+Thread safety: every method may be called from any thread. The ``wait_for_*``
+methods block until their record arrives or the timeout passes;
+:meth:`FakeServer.client` blocks for the client's handshake;
+:meth:`FakeServer.close` joins the connections' threads;
+:meth:`FakeServer.run_stdio` blocks until stdin ends.
+"""
 
 from __future__ import annotations
 
 import copy
 import threading
 from typing import (
-    TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union,
-    overload,
+    TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload,
 )
 
 from .._rpc.engine import DEFAULT_TIMEOUT
-from .._rpc.jsonrpc import JSONObject, RequestId
-from ._connection import Connection, Drop, Send
+from .._rpc.jsonrpc import JSONObject
+from ._hub import Hub, register
+from ._memory import FakeTransport
 from ._protocol import choose_versions
-from ._recorder import Fault, RecordedNotification, RecordedRequest, Recorder
-from ._registry import Completer, PromptDef, Registry, ResourceDef, TemplateDef, ToolDef
+from ._recorder import Fault, RecordedNotification, RecordedRequest
+from ._registry import Completer, PromptDef, ResourceDef, TemplateDef, ToolDef
+from ._side import ServerSide, Settings
+from ._stdio import serve_stdio
 
 if TYPE_CHECKING:
     from ..client import Client
-    from ._memory import FakeTransport
 
 __all__ = ["FakeServer", "RecordedNotification", "RecordedRequest"]
 
@@ -74,24 +89,20 @@ class FakeServer:
                  instructions: Optional[str] = None, versions: Optional[Sequence[str]] = None,
                  capabilities: Optional[Mapping[str, Any]] = None, page_size: Optional[int] = None,
                  request_timeout: float = 30.0, input_timeout: float = 30.0, ttl_ms: int = 0) -> None:
-        self.legacy_versions, self.modern_versions = choose_versions(versions)
-        self.name = name
-        self.version = version
-        self.title = title
-        self.instructions = instructions
-        self.page_size = page_size
-        self.request_timeout = request_timeout
-        self.input_timeout = input_timeout
-        self.ttl_ms = ttl_ms
-        self._capabilities = copy.deepcopy(dict(capabilities)) if capabilities is not None else None
-        self._lock = threading.Lock()
-        self._registry = Registry()
-        self._recorder = Recorder(lambda: self.name)
-        self._connections: List[Connection] = []
-        self._connection_count = 0
+        legacy_versions, modern_versions = choose_versions(versions)
+        self._settings = Settings(
+            name=name, version=version, title=title, instructions=instructions, legacy_versions=legacy_versions,
+            modern_versions=modern_versions, page_size=page_size, request_timeout=request_timeout,
+            input_timeout=input_timeout, ttl_ms=ttl_ms,
+            capabilities=copy.deepcopy(dict(capabilities)) if capabilities is not None else None)
+        side = ServerSide(self._settings, owner=self)
+        self._registry = side.registry
+        self._recorder = side.recorder
+        self._hub = Hub(side)
+        register(self, self._hub)  # so that FakeTransport(server) finds the hub
+        self._lock = threading.Lock()  # guards the two lists below
         self._clients: List["Client"] = []
-        self._transports: List["FakeTransport"] = []
-        self._closed = False
+        self._transports: List[FakeTransport] = []
 
     def __repr__(self) -> str:
         return f"<FakeServer {self.name!r} tools={self._registry.tool_names()}>"
@@ -101,6 +112,98 @@ class FakeServer:
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
+
+    # -- settings (the constructor's arguments) --------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """``serverInfo.name``."""
+        return self._settings.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._settings.name = value
+
+    @property
+    def version(self) -> str:
+        """``serverInfo.version``."""
+        return self._settings.version
+
+    @version.setter
+    def version(self, value: str) -> None:
+        self._settings.version = value
+
+    @property
+    def title(self) -> Optional[str]:
+        """``serverInfo.title``."""
+        return self._settings.title
+
+    @title.setter
+    def title(self, value: Optional[str]) -> None:
+        self._settings.title = value
+
+    @property
+    def instructions(self) -> Optional[str]:
+        """The ``instructions`` the server gives."""
+        return self._settings.instructions
+
+    @instructions.setter
+    def instructions(self, value: Optional[str]) -> None:
+        self._settings.instructions = value
+
+    @property
+    def legacy_versions(self) -> Tuple[str, ...]:
+        """The ``initialize``-handshake versions it speaks, oldest first."""
+        return self._settings.legacy_versions
+
+    @legacy_versions.setter
+    def legacy_versions(self, value: Tuple[str, ...]) -> None:
+        self._settings.legacy_versions = value
+
+    @property
+    def modern_versions(self) -> Tuple[str, ...]:
+        """The 2026-07-28-era versions it speaks, oldest first."""
+        return self._settings.modern_versions
+
+    @modern_versions.setter
+    def modern_versions(self, value: Tuple[str, ...]) -> None:
+        self._settings.modern_versions = value
+
+    @property
+    def page_size(self) -> Optional[int]:
+        """Split ``*/list`` results into pages of this many items (None: one page)."""
+        return self._settings.page_size
+
+    @page_size.setter
+    def page_size(self, value: Optional[int]) -> None:
+        self._settings.page_size = value
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds ``ctx.sample``/``elicit``/``list_roots`` wait for a legacy client."""
+        return self._settings.request_timeout
+
+    @request_timeout.setter
+    def request_timeout(self, value: float) -> None:
+        self._settings.request_timeout = value
+
+    @property
+    def input_timeout(self) -> float:
+        """Seconds a 2026-07-28 run waits for the client's retry with the input."""
+        return self._settings.input_timeout
+
+    @input_timeout.setter
+    def input_timeout(self, value: float) -> None:
+        self._settings.input_timeout = value
+
+    @property
+    def ttl_ms(self) -> int:
+        """The ``ttlMs`` cache hint on 2026-07-28 results."""
+        return self._settings.ttl_ms
+
+    @ttl_ms.setter
+    def ttl_ms(self, value: int) -> None:
+        self._settings.ttl_ms = value
 
     # -- declaring ---------------------------------------------------------------------------
 
@@ -208,49 +311,16 @@ class FakeServer:
 
     def server_info(self) -> JSONObject:
         """The ``serverInfo`` it gives (``name``, ``version`` and ``title``)."""
-        info: JSONObject = {"name": self.name, "version": self.version}
-        if self.title is not None:
-            info["title"] = self.title
-        return info
+        return self._settings.server_info()
 
     def capabilities(self, era: str = "legacy") -> JSONObject:
         """The capabilities advertised to a client of ``era`` (``"legacy"`` or ``"modern"``)."""
-        if self._capabilities is not None:
-            return copy.deepcopy(self._capabilities)
-        legacy = era == "legacy"
-        offered = self._registry.offers()
-        capabilities: JSONObject = {}
-        if "tools" in offered:
-            capabilities["tools"] = {"listChanged": True} if legacy else {}
-        if "resources" in offered:
-            capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
-        if "prompts" in offered:
-            capabilities["prompts"] = {"listChanged": True} if legacy else {}
-        capabilities["logging"] = {}
-        capabilities["completions"] = {}
-        return capabilities
-
-    def _listings(self) -> Dict[str, List[JSONObject]]:
-        return self._registry.listings()
-
-    def _tool(self, name: str) -> Optional[ToolDef]:
-        return self._registry.tool(name)
-
-    def _prompt(self, name: str) -> Optional[PromptDef]:
-        return self._registry.prompt(name)
-
-    def _completer(self, ref: str) -> Optional[Completer]:
-        return self._registry.completer(ref)
-
-    def _resource_for(self, uri: str) -> Optional[Tuple[Union[ResourceDef, TemplateDef], Dict[str, str]]]:
-        return self._registry.resource_for(uri)
+        return self._hub.side.capabilities(era)
 
     # -- connecting ----------------------------------------------------------------------------
 
-    def transport(self, *, name: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> "FakeTransport":
+    def transport(self, *, name: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> FakeTransport:
         """An unopened in-memory transport to this server (for :func:`mcpsync.connect` or a ``Client``)."""
-        from ._memory import FakeTransport
-
         transport = FakeTransport(self, name=name or self.name, timeout=timeout)
         with self._lock:
             self._transports.append(transport)
@@ -264,9 +334,9 @@ class FakeServer:
         ``timeout``) plus ``name``. The client is closed by :meth:`close` if
         you have not closed it yourself.
         """
-        from ..client import Client
+        from ..client import Client  # testing sits above the client; importing it here keeps the package light
 
-        if self._closed:
+        if self._hub.closed:
             raise RuntimeError(f"FakeServer {self.name!r} is closed")
         client = Client(self.transport(name=options.pop("name", None)), **options)
         with self._lock:
@@ -285,35 +355,17 @@ class FakeServer:
         protocol stream. A scripted crash (:meth:`crash_at`) ends the process
         with its exit code.
         """
-        from ._stdio import serve_stdio
-
-        serve_stdio(self)
-
-    def _connect(self, send: Send, drop: Drop) -> Connection:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError(f"FakeServer {self.name!r} is closed")
-            self._connection_count += 1
-            connection = Connection(self, send, drop, index=self._connection_count)
-            self._connections.append(connection)
-        connection.start()
-        return connection
-
-    def _connection_closed(self, connection: Connection) -> None:
-        with self._lock:
-            if connection in self._connections:
-                self._connections.remove(connection)
+        serve_stdio(self._hub)
 
     def close(self) -> None:
         """Close the clients and transports made here, and every connection, joining their threads.
 
         Idempotent. Running requests are cancelled (``ctx.cancelled``).
         """
+        connections = self._hub.shut()
         with self._lock:
-            self._closed = True
             clients, self._clients = self._clients, []
             transports, self._transports = self._transports, []
-            connections = list(self._connections)
         for client in clients:
             client.close()
         for transport in transports:
@@ -322,14 +374,6 @@ class FakeServer:
             connection.close("the server closed")
 
     # -- recording (kept by the recorder) ------------------------------------------------------
-
-    def _record_request(self, connection: Connection, request_id: RequestId, method: str, params: JSONObject,
-                        era: Optional[str], version: Optional[str],
-                        retry: bool) -> Tuple[RecordedRequest, Optional[Fault]]:
-        return self._recorder.record_request(connection.index, request_id, method, params, era, version, retry)
-
-    def _record_notification(self, connection: Connection, method: str, params: JSONObject) -> None:
-        self._recorder.record_notification(connection.index, method, params)
 
     @property
     def requests(self) -> List[RecordedRequest]:
@@ -398,25 +442,17 @@ class FakeServer:
 
     def crash(self, reason: Optional[str] = None) -> None:
         """Drop every live connection now, as if the server died."""
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            connection.drop(reason or f"FakeServer {self.name!r} crashed")
+        self._hub.crash(reason or f"FakeServer {self.name!r} crashed")
 
     # -- telling the clients -------------------------------------------------------------------
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> int:
         """Send a notification to every initialized legacy connection; returns how many got it."""
-        with self._lock:
-            connections = [c for c in self._connections if c.legacy_version is not None]
-        return sum(1 for connection in connections if connection.notify(method, params))
+        return self._hub.notify(method, params)
 
     def resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to the legacy clients subscribed to ``uri``."""
-        with self._lock:
-            connections = [c for c in self._connections if uri in c.subscriptions]
-        return sum(1 for connection in connections if connection.notify("notifications/resources/updated",
-                                                                        {"uri": uri}))
+        return self._hub.resource_updated(uri)
 
     def _list_changed(self, kind: str) -> None:
         self.notify(f"notifications/{kind}/list_changed")
