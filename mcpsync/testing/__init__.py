@@ -25,11 +25,13 @@ fixture.
 
 ``import mcpsync`` does not import this package, and importing this package
 loads its parts only when a name is first used (the pytest plugin imports it
-in every test run).
+in every test run). That first use may come from any thread: Python's import
+lock serialises the load.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -58,8 +60,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpsync.testing' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
