@@ -5,7 +5,7 @@ This module is the face tests use and the one place the parts meet: the
 (settings, declarations, recorder) and the
 :class:`~mcpsync.testing._hub.Hub` of its connections, hands those down to
 the transports it makes, and delegates its recording, waiting and asserting
-methods to the recorder. Nothing below imports this module.
+methods to the recorder. Nothing below imports this module at run time.
 
 Thread safety: every method may be called from any thread. The ``wait_for_*``
 methods block until their record arrives or the timeout passes;
@@ -95,10 +95,10 @@ class FakeServer:
             modern_versions=modern_versions, page_size=page_size, request_timeout=request_timeout,
             input_timeout=input_timeout, ttl_ms=ttl_ms,
             capabilities=copy.deepcopy(dict(capabilities)) if capabilities is not None else None)
-        side = ServerSide(self._settings, owner=self)
-        self._registry = side.registry
-        self._recorder = side.recorder
-        self._hub = Hub(side)
+        self._side = ServerSide(self._settings, owner=self)
+        self._registry = self._side.registry
+        self._recorder = self._side.recorder
+        self._hub = Hub(self._side)
         register(self, self._hub)  # so that FakeTransport(server) finds the hub
         self._lock = threading.Lock()  # guards the two lists below
         self._clients: List["Client"] = []
@@ -315,7 +315,7 @@ class FakeServer:
 
     def capabilities(self, era: str = "legacy") -> JSONObject:
         """The capabilities advertised to a client of ``era`` (``"legacy"`` or ``"modern"``)."""
-        return self._hub.side.capabilities(era)
+        return self._side.capabilities(era)
 
     # -- connecting ----------------------------------------------------------------------------
 
