@@ -227,8 +227,9 @@ class Connection:
             self.session.initialized = True
         elif method == "notifications/cancelled":
             target: Any = params.get("requestId")
+            known = rpc._valid_id(target)  # noqa: SLF001 JSON-RPC's id rule has no public name in _rpc.jsonrpc yet
             with self._lock:
-                run = self._active.get(target) if rpc._valid_id(target) else None  # noqa: SLF001 until _rpc.jsonrpc exports it
+                run = self._active.get(target) if known else None
             if run is not None:
                 run.cancel(str(params.get("reason") or "cancelled by the client"))
 
@@ -245,7 +246,7 @@ class Connection:
         pending.event.set()
 
     def _on_request(self, request_id: Any, method: str, raw_params: Any) -> None:
-        if not rpc._valid_id(request_id):  # noqa: SLF001 until _rpc.jsonrpc exports it
+        if not rpc._valid_id(request_id):  # noqa: SLF001 JSON-RPC's id rule has no public name in _rpc.jsonrpc yet
             self.error(None, rpc.INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
             return
         params: JSONObject = raw_params if isinstance(raw_params, dict) else {}
