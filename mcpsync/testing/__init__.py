@@ -25,20 +25,22 @@ fixture.
 
 ``import mcpsync`` does not import this package, and importing this package
 loads its parts only when a name is first used (the pytest plugin imports it
-in every test run).
+in every test run). That first use may come from any thread: Python's import
+lock serialises the load.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._context import Context as Context
     from ._context import NoAnswer as NoAnswer
     from ._memory import FakeTransport as FakeTransport
+    from ._recorder import RecordedNotification as RecordedNotification
+    from ._recorder import RecordedRequest as RecordedRequest
     from ._server import FakeServer as FakeServer
-    from ._server import RecordedNotification as RecordedNotification
-    from ._server import RecordedRequest as RecordedRequest
     from ._unittest import FakeServerMixin as FakeServerMixin
 
 _LAZY = {
@@ -47,8 +49,8 @@ _LAZY = {
     "FakeServerMixin": "_unittest",
     "FakeTransport": "_memory",
     "NoAnswer": "_context",
-    "RecordedNotification": "_server",
-    "RecordedRequest": "_server",
+    "RecordedNotification": "_recorder",
+    "RecordedRequest": "_recorder",
 }
 
 __all__ = sorted(_LAZY)
@@ -58,8 +60,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpsync.testing' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

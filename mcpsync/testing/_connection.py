@@ -12,6 +12,15 @@ Eras, as a dual-era server picks them: a request whose ``_meta`` carries
 ``io.modelcontextprotocol/protocolVersion`` is served under 2026-07-28 with no
 handshake; ``initialize`` starts a legacy session and later requests without
 that ``_meta`` belong to it.
+
+A connection works from the :class:`~mcpsync.testing._side.ServerSide` it is
+given (settings, declarations, recorder), never from the ``FakeServer``.
+
+Blocking: :meth:`Connection.receive` never blocks; the server's own requests
+(:meth:`Connection.request_client`, :meth:`Connection.ask_for_input`) block
+the worker thread that asks, until the client answers, the run is cancelled or
+the timeout passes; :meth:`Connection.close` joins the connection's threads
+(at most ``JOIN_TIMEOUT`` seconds each).
 """
 
 from __future__ import annotations
@@ -21,28 +30,29 @@ import queue
 import secrets
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled, RequestTimeout
-from ._context import Context, Invocation, NoAnswer, abandoned
-from ._methods import (
-    LEGACY_METHODS, MODERN_METHODS, PROTOCOL_VERSION_KEY, RUNS_USER_CODE, finish_result, handle, run_user_code,
+from ._context import Context, Invocation, LegacySession, NoAnswer, abandoned
+from ._methods import finish_result, handle, run_user_code
+from ._protocol import (
+    CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, MODERN_METHODS, PROTOCOL_VERSION_KEY, RUNS_USER_CODE,
+    UNSUPPORTED_PROTOCOL_VERSION,
 )
+from ._side import ServerSide
 
-if TYPE_CHECKING:
-    from ._server import FakeServer
-
-__all__ = ["Connection"]
+__all__ = ["Connection", "Drop", "Send"]
 
 log = logging.getLogger("mcpsync.testing")
 
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: How long a close waits for each of the connection's threads.
 JOIN_TIMEOUT = 5.0
 
+#: Delivers one message to the client.
 Send = Callable[[JSONObject], None]
+#: Fails the connection as if the server died: ``drop(reason, exit_code)``.
 Drop = Callable[[str, int], None]
 
 
@@ -62,17 +72,21 @@ class Connection:
     """One client's conversation with a :class:`~mcpsync.testing.FakeServer`.
 
     ``send(message)`` delivers a message to the client; ``drop(reason,
-    exit_code)`` makes the connection fail as if the server died.
+    exit_code)`` makes the connection fail as if the server died;
+    ``on_close(connection)`` is called once, from the closing thread, when it
+    closes. It serves ``side``, never the ``FakeServer`` itself.
 
     Thread safety: :meth:`receive`, :meth:`notify` and :meth:`close` may be
     called from any thread.
     """
 
-    def __init__(self, server: "FakeServer", send: Send, drop: Drop, *, index: int) -> None:
-        self.server = server
+    def __init__(self, side: ServerSide, send: Send, drop: Drop, *, index: int,
+                 on_close: Callable[["Connection"], None]) -> None:
+        self.side = side
         self.index = index
         self._send = send
         self._drop = drop
+        self._on_close = on_close
         self._inbox: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
@@ -82,17 +96,11 @@ class Connection:
         self._outgoing: Dict[int, _Outgoing] = {}
         self._next_id = 0
         self._workers: Set[threading.Thread] = set()
-        # Legacy session state (set by initialize and logging/setLevel).
-        self.legacy_version: Optional[str] = None
-        self.initialized = False
-        self.client_capabilities: JSONObject = {}
-        self.client_info: JSONObject = {}
-        self.log_level: Optional[str] = None
-        self.subscriptions: Set[str] = set()
-        self._thread = threading.Thread(target=self._run, name=f"mcpsync-fake[{server.name}]-{index}", daemon=True)
+        self.session = LegacySession()  # set up by initialize, changed by logging/setLevel and subscriptions
+        self._thread = threading.Thread(target=self._run, name=f"mcpsync-fake[{side.name}]-{index}", daemon=True)
 
     def __repr__(self) -> str:
-        return f"<Connection {self.server.name!r}#{self.index} {'closed' if self._closed else 'open'}>"
+        return f"<Connection {self.side.name!r}#{self.index} {'closed' if self._closed else 'open'}>"
 
     @property
     def closed(self) -> bool:
@@ -116,7 +124,7 @@ class Connection:
             try:
                 self._send(message)
             except Exception as exc:  # the client closed its end under us
-                log.debug("[%s] Could not send to the client: %s", self.server.name, exc)
+                log.debug("[%s] Could not send to the client: %s", self.side.name, exc)
                 return False
         return True
 
@@ -133,7 +141,7 @@ class Connection:
 
     def drop(self, reason: str, exit_code: int = 1) -> None:
         """Fail the connection as if the server crashed (the transport decides what that means)."""
-        log.info("[%s] %s", self.server.name, reason)
+        log.info("[%s] %s", self.side.name, reason)
         self._drop(reason, exit_code)
 
     def drain(self, grace: float = 2.0) -> None:
@@ -167,14 +175,14 @@ class Connection:
                 run.cancel(reason)
             for pending in outgoing:
                 pending.event.set()
-            self.server._connection_closed(self)
+            self._on_close(self)
         current = threading.current_thread()
         for thread in [self._thread, *self._snapshot_workers()]:
             if thread is not current and thread.ident is not None:
                 thread.join(JOIN_TIMEOUT)
                 if thread.is_alive():
                     log.warning("[%s] %s did not finish within %ss of the close (a fake that ignores "
-                                "ctx.cancelled?)", self.server.name, thread.name, JOIN_TIMEOUT)
+                                "ctx.cancelled?)", self.side.name, thread.name, JOIN_TIMEOUT)
 
     def _snapshot_workers(self) -> List[threading.Thread]:
         with self._lock:
@@ -192,7 +200,7 @@ class Connection:
             try:
                 self._dispatch(message)
             except Exception:
-                log.exception("[%s] Failed to handle %r", self.server.name, message)
+                log.exception("[%s] Failed to handle %r", self.side.name, message)
 
     def _dispatch(self, message: Any) -> None:
         if isinstance(message, list):  # a 2025-03-26 batch: serve each member
@@ -214,13 +222,14 @@ class Connection:
             self.error(message.get("id"), rpc.INVALID_REQUEST, "Invalid Request: no method, result or error")
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
-        self.server._record_notification(self, method, params)
+        self.side.recorder.record_notification(self.index, method, params)
         if method == "notifications/initialized":
-            self.initialized = True
+            self.session.initialized = True
         elif method == "notifications/cancelled":
             target: Any = params.get("requestId")
+            known = rpc._valid_id(target)  # noqa: SLF001 JSON-RPC's id rule has no public name in _rpc.jsonrpc yet
             with self._lock:
-                run = self._active.get(target) if rpc._valid_id(target) else None
+                run = self._active.get(target) if known else None
             if run is not None:
                 run.cancel(str(params.get("reason") or "cancelled by the client"))
 
@@ -228,7 +237,7 @@ class Connection:
         with self._lock:
             pending = self._outgoing.get(message["id"]) if type(message["id"]) is int else None
         if pending is None:
-            log.debug("[%s] Dropping a response for unknown id %r", self.server.name, message["id"])
+            log.debug("[%s] Dropping a response for unknown id %r", self.side.name, message["id"])
             return
         error = message.get("error")
         pending.error = error if isinstance(error, dict) else None
@@ -237,28 +246,29 @@ class Connection:
         pending.event.set()
 
     def _on_request(self, request_id: Any, method: str, raw_params: Any) -> None:
-        if not rpc._valid_id(request_id):
+        if not rpc._valid_id(request_id):  # noqa: SLF001 JSON-RPC's id rule has no public name in _rpc.jsonrpc yet
             self.error(None, rpc.INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
             return
         params: JSONObject = raw_params if isinstance(raw_params, dict) else {}
         raw_meta = params.get("_meta")
         meta: JSONObject = raw_meta if isinstance(raw_meta, dict) else {}
         requested = meta.get(PROTOCOL_VERSION_KEY)
-        server = self.server
-        if requested is not None and server.modern_versions:
+        legacy_version = self.session.version
+        if requested is not None and self.side.settings.modern_versions:
             era: Optional[str] = "modern"
-        elif method in ("initialize", "ping") or self.legacy_version is not None:
+        elif method in ("initialize", "ping") or legacy_version is not None:
             era = "legacy"
         else:
             era = None
-        version = requested if era == "modern" else self.legacy_version
+        version = requested if era == "modern" else legacy_version
         if method == "initialize" and era == "legacy" and isinstance(params.get("protocolVersion"), str):
             version = params["protocolVersion"]  # the version asked for
         retry = era == "modern" and "requestState" in params
-        record, fault = server._record_request(self, request_id, method, params, era, version, retry)
+        record, fault = self.side.recorder.record_request(self.index, request_id, method, params, era, version,
+                                                          retry)
         if fault is not None:
             if fault.action == "crash":
-                self.drop(f"FakeServer {server.name!r} crashed at request #{record.index} ({method})",
+                self.drop(f"FakeServer {self.side.name!r} crashed at request #{record.index} ({method})",
                           fault.exit_code)
                 return
             if fault.action == "error":
@@ -269,13 +279,13 @@ class Connection:
         elif era == "modern":
             self._serve_modern(request_id, method, params, meta, str(requested))
         elif era == "legacy" and method in LEGACY_METHODS:
-            self._serve(request_id, method, params, "legacy", self.legacy_version)
+            self._serve(request_id, method, params, "legacy", legacy_version)
         else:
             self._refuse(request_id, method)
 
     def _refuse(self, request_id: RequestId, method: str) -> None:
         """A request that belongs to no era: no ``_meta`` version, and no handshake (or not a legacy method)."""
-        if self.server.modern_versions and method in MODERN_METHODS:
+        if self.side.settings.modern_versions and method in MODERN_METHODS:
             self.error(request_id, rpc.INVALID_PARAMS,
                        f"Missing required _meta field {PROTOCOL_VERSION_KEY!r} (or send initialize first)")
         elif method not in LEGACY_METHODS:
@@ -285,10 +295,10 @@ class Connection:
 
     def _serve_modern(self, request_id: RequestId, method: str, params: JSONObject, meta: JSONObject,
                       requested: str) -> None:
-        server = self.server
-        if requested not in server.modern_versions:
+        settings = self.side.settings
+        if requested not in settings.modern_versions:
             self.error(request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
-                       {"supported": list(server.modern_versions) + list(server.legacy_versions),
+                       {"supported": list(settings.modern_versions) + list(settings.legacy_versions),
                         "requested": requested})
         elif not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
             self.error(request_id, rpc.INVALID_PARAMS, f"Missing required _meta field {CLIENT_CAPABILITIES_KEY!r}")
@@ -303,20 +313,20 @@ class Connection:
                version: Optional[str]) -> None:
         run = Invocation(self, request_id, method, params, era, version)
         if method not in RUNS_USER_CODE:
-            self._answer(run, lambda: handle(self, run))
+            self._answer(run, lambda: handle(self.side, self.session, run))
             return
         with self._lock:
             if self._closed:
                 return
             self._active[request_id] = run
             worker = threading.Thread(target=self._work, args=(run,), daemon=True,
-                                      name=f"mcpsync-fake[{self.server.name}]-{method}-{request_id}")
+                                      name=f"mcpsync-fake[{self.side.name}]-{method}-{request_id}")
             self._workers.add(worker)
         worker.start()
 
     def _work(self, run: Invocation) -> None:
         try:
-            self._answer(run, lambda: run_user_code(self, run, Context(run)))
+            self._answer(run, lambda: run_user_code(self.side, run, Context(run)))
         finally:
             with self._lock:
                 self._workers.discard(threading.current_thread())
@@ -336,7 +346,7 @@ class Connection:
         except MCPError as exc:
             outcome, failure = None, exc
         except Exception as exc:
-            log.exception("[%s] %s failed", self.server.name, run.method)
+            log.exception("[%s] %s failed", self.side.name, run.method)
             outcome, failure = None, MCPError(rpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
         with self._lock:
             request_id = run.request_id
@@ -348,14 +358,14 @@ class Connection:
         if failure is not None:
             self.error(request_id, failure.code, failure.message, failure.data)
         else:
-            self.reply(request_id, finish_result(self, run, outcome or {}))
+            self.reply(request_id, finish_result(self.side, run, outcome or {}))
 
     # -- the server's requests to the client -------------------------------------------------
 
     def request_client(self, run: Invocation, method: str, params: JSONObject,
                        timeout: Optional[float]) -> Any:
         """Legacy: send ``method`` to the client and block for its result (cancelled with ``run``)."""
-        limit = self.server.request_timeout if timeout is None else timeout
+        limit = self.side.settings.request_timeout if timeout is None else timeout
         pending = _Outgoing()
         with self._lock:
             if self._closed:
@@ -405,7 +415,7 @@ class Connection:
         self.reply(request_id, self._input_required(run))
         run.add_waker(ready)
         try:
-            ready.wait(self.server.input_timeout if timeout is None else timeout)
+            ready.wait(self.side.settings.input_timeout if timeout is None else timeout)
         finally:
             run.remove_waker(ready)
         with self._lock:
@@ -420,7 +430,7 @@ class Connection:
     def _input_required(self, run: Invocation) -> JSONObject:
         result: JSONObject = {"resultType": "input_required", "inputRequests": dict(run.waiting or {}),
                               "requestState": run.state_token}
-        return finish_result(self, run, result)
+        return finish_result(self.side, run, result)
 
     def _resume(self, request_id: RequestId, method: str, params: JSONObject) -> None:
         token = params.get("requestState")

@@ -1,33 +1,76 @@
-"""The request context a fake tool, resource or prompt function receives as ``ctx``.
+"""What a fake function sees while it serves a request: the ``ctx`` it receives, and the run behind it.
 
 An :class:`Invocation` is one run of a user function. Under the 2026-07-28
 protocol one run can span several wire requests (the first request, then each
 retry that brings the client's input), so the run keeps the *current* request:
-its id, its ``_meta`` and whether the client cancelled it.
+its id, its ``_meta`` and whether the client cancelled it. A
+:class:`LegacySession` is what an ``initialize`` handshake set up on a
+connection. :class:`Link` is all a run needs of the connection it came on, so
+this module knows nothing of how connections work.
+
+Thread safety: an ``Invocation`` is cancelled from any thread (the dispatcher,
+a closing connection); its other state belongs to the connection's lock and
+the thread running the function. A ``Context`` is used from the thread that
+runs the function; its ``sample``/``elicit``/``list_roots`` block that thread
+until the client answers, the request is cancelled, or the timeout passes.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Union
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence, Set, Union, cast
 
+from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled
+from ._protocol import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LOG_LEVELS, MISSING_CLIENT_CAPABILITY
+from ._side import ServerSide
 
-if TYPE_CHECKING:
-    from ._connection import Connection
+if TYPE_CHECKING:  # for the public annotation of Context.server only; never imported at run time
     from ._server import FakeServer
 
-__all__ = ["Context", "Invocation", "LOG_LEVELS", "MISSING_CLIENT_CAPABILITY", "NoAnswer"]
+__all__ = ["Context", "Invocation", "LegacySession", "Link", "NoAnswer", "abandoned"]
 
-#: RFC 5424 levels, least severe first (``notifications/message``).
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-#: 2026-07-28 ``MissingRequiredClientCapabilityError``; also used here for legacy clients.
-MISSING_CLIENT_CAPABILITY = -32021
 
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+@dataclass
+class LegacySession:
+    """What one connection's ``initialize`` handshake (and ``logging/setLevel``) set up.
+
+    Written on the connection's dispatcher thread; read from any thread.
+    """
+
+    version: Optional[str] = None
+    """The negotiated version; None before ``initialize`` (no legacy session yet)."""
+    initialized: bool = False
+    """The client sent ``notifications/initialized``."""
+    client_capabilities: JSONObject = field(default_factory=dict)
+    client_info: JSONObject = field(default_factory=dict)
+    log_level: Optional[str] = None
+    """The level ``logging/setLevel`` asked for (None: everything)."""
+    subscriptions: Set[str] = field(default_factory=set)
+    """The resource URIs the client subscribed to."""
+
+
+class Link(Protocol):
+    """What a run needs of the connection it came on."""
+
+    @property
+    def side(self) -> ServerSide:
+        """The server side the connection serves."""
+
+    @property
+    def session(self) -> LegacySession:
+        """The connection's legacy session state."""
+
+    def notify(self, method: str, params: Optional[JSONObject] = None) -> bool:
+        """Send a notification to the client; False if the connection is closed."""
+
+    def request_client(self, run: "Invocation", method: str, params: JSONObject, timeout: Optional[float]) -> Any:
+        """Legacy: send the client a request and block for its result."""
+
+    def ask_for_input(self, run: "Invocation", method: str, params: JSONObject, timeout: Optional[float]) -> Any:
+        """2026-07-28: answer ``input_required`` and block for the client's retry with the input."""
 
 
 class NoAnswer(Exception):
@@ -37,7 +80,7 @@ class NoAnswer(Exception):
 class Invocation:
     """One run of a user function and the wire request it currently answers."""
 
-    def __init__(self, connection: "Connection", request_id: RequestId, method: str, params: JSONObject,
+    def __init__(self, connection: Link, request_id: RequestId, method: str, params: JSONObject,
                  era: str, protocol_version: Optional[str]) -> None:
         self.connection = connection
         self.method = method
@@ -126,7 +169,7 @@ class Context:
     @property
     def server(self) -> "FakeServer":
         """The server this request came to."""
-        return self._run.connection.server
+        return cast("FakeServer", self._run.connection.side.owner)
 
     @property
     def request_id(self) -> Optional[RequestId]:
@@ -164,7 +207,7 @@ class Context:
         if self._run.era == "modern":
             capabilities = self._run.meta.get(CLIENT_CAPABILITIES_KEY)
             return capabilities if isinstance(capabilities, dict) else {}
-        return self._run.connection.client_capabilities
+        return self._run.connection.session.client_capabilities
 
     @property
     def client_info(self) -> JSONObject:
@@ -172,7 +215,7 @@ class Context:
         if self._run.era == "modern":
             info = self._run.meta.get(CLIENT_INFO_KEY)
             return info if isinstance(info, dict) else {}
-        return self._run.connection.client_info
+        return self._run.connection.session.client_info
 
     # -- cancellation and time -------------------------------------------------------------
 
@@ -231,7 +274,7 @@ class Context:
             if threshold not in LOG_LEVELS:
                 return False
         else:
-            threshold = self._run.connection.log_level or "debug"
+            threshold = self._run.connection.session.log_level or "debug"
         if LOG_LEVELS.index(level) < LOG_LEVELS.index(str(threshold)):
             return False
         params: JSONObject = {"level": level, "data": data}
@@ -291,7 +334,7 @@ class Context:
         else:
             result = connection.request_client(self._run, method, params, timeout)
         if not isinstance(result, dict):
-            raise MCPError(-32603, f"The client's answer to {method} is not an object")
+            raise MCPError(rpc.INTERNAL_ERROR, f"The client's answer to {method} is not an object")
         return result
 
 

@@ -1,4 +1,12 @@
-"""FakeTransport: the in-memory transport between an mcpsync Client and a FakeServer."""
+"""FakeTransport: the in-memory transport between an mcpsync Client and a FakeServer.
+
+Opening the transport opens a connection on the server's
+:class:`~mcpsync.testing._hub.Hub`; what the client writes is queued for that
+connection's threads (it never blocks the writer), and the server's answers
+are fed back as the client's input. Closing either end closes the other:
+closing the transport closes the connection and joins its threads; a
+connection that drops (a scripted crash) disconnects the transport.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +16,9 @@ from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
 from ..transports.memory import MemoryTransport
 from ._connection import Connection
+from ._hub import hub_of
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for the public annotation of the constructor only; never imported at run time
     from ._server import FakeServer
 
 __all__ = ["FakeTransport"]
@@ -28,10 +37,11 @@ class FakeTransport(MemoryTransport):
     def __init__(self, server: "FakeServer", *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
         super().__init__(self._to_server, name=name, timeout=timeout)
         self.server = server
+        self._hub = hub_of(server)
         self._connection: Optional[Connection] = None
 
     def _open(self) -> None:
-        self._connection = self.server._connect(self.feed, self._dropped)
+        self._connection = self._hub.open(self.feed, self._dropped)
 
     def _to_server(self, _transport: MemoryTransport, message: JSONObject) -> None:
         connection = self._connection

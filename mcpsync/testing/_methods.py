@@ -5,41 +5,32 @@
 ``resources/read`` and ``prompts/get`` on a worker thread. Both return the
 result dict or raise :class:`~mcpsync.MCPError`; :func:`finish_result` adds
 what the 2026-07-28 era requires of every result.
+
+They work from the :class:`~mcpsync.testing._side.ServerSide` (settings,
+declarations) and, for the legacy-only methods, the connection's
+:class:`~mcpsync.testing._context.LegacySession`, which only :func:`handle`
+changes, on the dispatcher thread. :func:`handle` never blocks;
+:func:`run_user_code` blocks its worker as long as the user's function runs.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError, RequestCancelled
-from ._context import LOG_LEVELS, Context, Invocation, NoAnswer
+from ._context import Context, Invocation, LegacySession, NoAnswer
+from ._protocol import LOG_LEVELS, RESOURCE_NOT_FOUND_LEGACY, SERVER_INFO_KEY, UNSUPPORTED_PROTOCOL_VERSION
 from ._registry import call, prompt_result, resource_contents, tool_result
 from ._schema import check_arguments
+from ._side import ServerSide
 
-if TYPE_CHECKING:
-    from ._connection import Connection
-
-__all__ = [
-    "LEGACY_METHODS", "MODERN_METHODS", "PROTOCOL_VERSION_KEY", "RUNS_USER_CODE", "finish_result", "handle",
-    "run_user_code",
-]
+__all__ = ["finish_result", "handle", "run_user_code"]
 
 log = logging.getLogger("mcpsync.testing")
 
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-RESOURCE_NOT_FOUND_LEGACY = -32002
-
-_COMMON = {"tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
-           "prompts/list", "prompts/get", "completion/complete"}
-LEGACY_METHODS = frozenset(_COMMON | {"initialize", "ping", "resources/subscribe", "resources/unsubscribe",
-                                      "logging/setLevel"})
-MODERN_METHODS = frozenset(_COMMON | {"server/discover"})
-#: Methods whose answer comes from a user function, run on a worker thread.
-RUNS_USER_CODE = frozenset({"tools/call", "resources/read", "prompts/get"})
 _CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                         "resources/templates/list", "resources/read"})
 _NEEDS = {"tools/list": "tools", "tools/call": "tools", "resources/list": "resources",
@@ -48,72 +39,72 @@ _NEEDS = {"tools/list": "tools", "tools/call": "tools", "resources/list": "resou
           "prompts/get": "prompts", "completion/complete": "completions", "logging/setLevel": "logging"}
 
 
-def handle(connection: "Connection", run: Invocation) -> JSONObject:
-    """Answer a protocol request (no user code runs here)."""
-    method, params, server = run.method, run.params, connection.server
-    _require_capability(connection, run)
+def handle(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    """Answer a protocol request (no user code runs here); ``session`` is the connection's, which it may change."""
+    method, params, settings = run.method, run.params, side.settings
+    _require_capability(side, run)
     if method == "initialize":
-        return _initialize(connection, params)
+        return _initialize(side, session, params)
     if method == "ping":
         return {}
     if method == "server/discover":
-        result: JSONObject = {"supportedVersions": list(server.modern_versions),
-                              "capabilities": server.capabilities("modern")}
-        if server.instructions is not None:
-            result["instructions"] = server.instructions
+        result: JSONObject = {"supportedVersions": list(settings.modern_versions),
+                              "capabilities": side.capabilities("modern")}
+        if settings.instructions is not None:
+            result["instructions"] = settings.instructions
         return result
     if method in ("resources/subscribe", "resources/unsubscribe"):
         uri = _string(params, "uri")
         if method == "resources/subscribe":
-            connection.subscriptions.add(uri)
+            session.subscriptions.add(uri)
         else:
-            connection.subscriptions.discard(uri)
+            session.subscriptions.discard(uri)
         return {}
     if method == "logging/setLevel":
         level = params.get("level")
         if level not in LOG_LEVELS:
             raise MCPError(rpc.INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        connection.log_level = str(level)
+        session.log_level = str(level)
         return {}
     if method == "completion/complete":
-        return _complete(connection, params)
-    listings = server._listings()
+        return _complete(side, params)
+    listings = side.registry.listings()
     key = {"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "resourceTemplates",
            "prompts/list": "prompts"}[method]
-    return _page(connection, listings[key], params, key)
+    return _page(settings.page_size, listings[key], params, key)
 
 
-def _require_capability(connection: "Connection", run: Invocation) -> None:
+def _require_capability(side: ServerSide, run: Invocation) -> None:
     """A method whose capability the server does not offer is not found (2026-07-28 basic §Error Codes)."""
     needed = _NEEDS.get(run.method)
-    if needed is not None and needed not in connection.server.capabilities(run.era):
+    if needed is not None and needed not in side.capabilities(run.era):
         raise MCPError(rpc.METHOD_NOT_FOUND, f"Method not found: {run.method} (this server offers no {needed})")
 
 
-def _initialize(connection: "Connection", params: JSONObject) -> JSONObject:
-    server = connection.server
+def _initialize(side: ServerSide, session: LegacySession, params: JSONObject) -> JSONObject:
+    settings = side.settings
     requested = params.get("protocolVersion")
-    if not server.legacy_versions:
-        raise MCPError(-32022, "Unsupported protocol version: this server does not speak the initialize "
-                       f"handshake; it supports {', '.join(server.modern_versions)}",
-                       {"supported": list(server.modern_versions), "requested": requested})
-    version = requested if requested in server.legacy_versions else server.legacy_versions[-1]
+    if not settings.legacy_versions:
+        raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: this server does not speak "
+                       f"the initialize handshake; it supports {', '.join(settings.modern_versions)}",
+                       {"supported": list(settings.modern_versions), "requested": requested})
+    # Asked for a version it does not speak: offer its newest (oldest first, so the last).
+    version = requested if requested in settings.legacy_versions else settings.legacy_versions[-1]
     capabilities = params.get("capabilities")
     info = params.get("clientInfo")
-    connection.legacy_version = str(version)
-    connection.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-    connection.client_info = info if isinstance(info, dict) else {}
-    connection.initialized = False
-    connection.log_level = None
-    result: JSONObject = {"protocolVersion": version, "capabilities": server.capabilities("legacy"),
-                          "serverInfo": server.server_info()}
-    if server.instructions is not None:
-        result["instructions"] = server.instructions
+    session.version = str(version)
+    session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+    session.client_info = info if isinstance(info, dict) else {}
+    session.initialized = False
+    session.log_level = None
+    result: JSONObject = {"protocolVersion": version, "capabilities": side.capabilities("legacy"),
+                          "serverInfo": settings.server_info()}
+    if settings.instructions is not None:
+        result["instructions"] = settings.instructions
     return result
 
 
-def _page(connection: "Connection", items: List[JSONObject], params: JSONObject, key: str) -> JSONObject:
-    size = connection.server.page_size
+def _page(size: Optional[int], items: List[JSONObject], params: JSONObject, key: str) -> JSONObject:
     if not size:
         return {key: items}
     cursor = params.get("cursor")
@@ -129,13 +120,13 @@ def _page(connection: "Connection", items: List[JSONObject], params: JSONObject,
     return result
 
 
-def _complete(connection: "Connection", params: JSONObject) -> JSONObject:
+def _complete(side: ServerSide, params: JSONObject) -> JSONObject:
     ref = params.get("ref")
     argument = params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):
         raise MCPError(rpc.INVALID_PARAMS, "Invalid params: completion/complete needs ref and argument")
     target = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
-    completer = connection.server._completer(str(target))
+    completer = side.registry.completer(str(target))
     values: List[str] = []
     if completer is not None:
         found = completer(str(argument.get("name", "")), str(argument.get("value", "")))
@@ -143,19 +134,22 @@ def _complete(connection: "Connection", params: JSONObject) -> JSONObject:
     return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
 
 
-def run_user_code(connection: "Connection", run: Invocation, ctx: Context) -> JSONObject:
-    """Serve ``tools/call``, ``resources/read`` or ``prompts/get`` by calling the user's function."""
-    _require_capability(connection, run)
+def run_user_code(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
+    """Serve ``tools/call``, ``resources/read`` or ``prompts/get`` by calling the user's function.
+
+    Runs on the request's worker thread and blocks it as long as the function runs.
+    """
+    _require_capability(side, run)
     if run.method == "tools/call":
-        return _call_tool(connection, run, ctx)
+        return _call_tool(side, run, ctx)
     if run.method == "resources/read":
-        return _read_resource(connection, run, ctx)
-    return _get_prompt(connection, run, ctx)
+        return _read_resource(side, run, ctx)
+    return _get_prompt(side, run, ctx)
 
 
-def _call_tool(connection: "Connection", run: Invocation, ctx: Context) -> JSONObject:
+def _call_tool(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
     name = _string(run.params, "name")
-    tool = connection.server._tool(name)
+    tool = side.registry.tool(name)
     if tool is None:
         raise MCPError(rpc.INVALID_PARAMS, f"Unknown tool: {name}")
     arguments = run.params.get("arguments")
@@ -171,14 +165,14 @@ def _call_tool(connection: "Connection", run: Invocation, ctx: Context) -> JSONO
     except (MCPError, NoAnswer, RequestCancelled):
         raise
     except Exception as exc:  # a tool that fails is a result the model can see, not a protocol error
-        log.debug("[%s] Tool %r raised %r", connection.server.name, name, exc)
+        log.debug("[%s] Tool %r raised %r", side.name, name, exc)
         return _tool_error(str(exc) or type(exc).__name__)
     return tool_result(value)
 
 
-def _read_resource(connection: "Connection", run: Invocation, ctx: Context) -> JSONObject:
+def _read_resource(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
     uri = _string(run.params, "uri")
-    found = connection.server._resource_for(uri)
+    found = side.registry.resource_for(uri)
     if found is None:
         if run.era == "modern":
             raise MCPError(rpc.INVALID_PARAMS, f"Resource not found: {uri}", {"uri": uri})
@@ -188,9 +182,9 @@ def _read_resource(connection: "Connection", run: Invocation, ctx: Context) -> J
     return {"contents": resource_contents(uri, definition.mime_type, value)}
 
 
-def _get_prompt(connection: "Connection", run: Invocation, ctx: Context) -> JSONObject:
+def _get_prompt(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
     name = _string(run.params, "name")
-    prompt = connection.server._prompt(name)
+    prompt = side.registry.prompt(name)
     if prompt is None:
         raise MCPError(rpc.INVALID_PARAMS, f"Unknown prompt: {name}")
     arguments = run.params.get("arguments") or {}
@@ -206,17 +200,17 @@ def _get_prompt(connection: "Connection", run: Invocation, ctx: Context) -> JSON
     return prompt_result(call(prompt.fn, prompt.context, ctx, arguments), prompt.description)
 
 
-def finish_result(connection: "Connection", run: Invocation, result: JSONObject) -> JSONObject:
+def finish_result(side: ServerSide, run: Invocation, result: JSONObject) -> JSONObject:
     """Add what a 2026-07-28 result carries: ``resultType``, ``serverInfo`` and cache hints."""
     if run.era != "modern":
         return result
     finished: Dict[str, Any] = dict(result)
     finished.setdefault("resultType", "complete")
     meta = dict(finished.get("_meta") or {})
-    meta.setdefault(SERVER_INFO_KEY, connection.server.server_info())
+    meta.setdefault(SERVER_INFO_KEY, side.settings.server_info())
     finished["_meta"] = meta
     if run.method in _CACHEABLE and finished["resultType"] == "complete":
-        finished.setdefault("ttlMs", connection.server.ttl_ms)
+        finished.setdefault("ttlMs", side.settings.ttl_ms)
         finished.setdefault("cacheScope", "public")
     return finished
 

@@ -1,8 +1,13 @@
 """What a FakeServer offers (tools, resources, resource templates, prompts) and their wire forms.
 
 Each definition keeps the user's function and the metadata it was declared
-with; the ``*_result`` functions turn what a function returned into the
-result the protocol expects.
+with; a :class:`Registry` holds one server's definitions by name; the
+``*_result`` functions turn what a function returned into the result the
+protocol expects.
+
+Thread safety: a :class:`Registry` may be read and changed from any thread
+(one short lock, never held while user code runs). The definitions are not
+changed once built; the functions here are pure.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ import copy
 import inspect
 import json
 import re
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Pattern
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Pattern, Set, Tuple, Union
 
 from .._rpc.jsonrpc import JSONObject
 from ..types import (
@@ -23,9 +29,12 @@ from ..types import (
 from ._schema import signature_schema
 
 __all__ = [
-    "PromptDef", "ResourceDef", "TemplateDef", "ToolDef", "call", "prompt_result", "resource_contents",
-    "tool_result",
+    "Completer", "PromptDef", "Registry", "ResourceDef", "TemplateDef", "ToolDef", "call", "prompt_result",
+    "resource_contents", "tool_result",
 ]
+
+#: ``fn(argument, value) -> values``: completes a prompt's or a resource template's argument.
+Completer = Callable[[str, str], Iterable[str]]
 
 
 @dataclass
@@ -79,6 +88,13 @@ class ResourceDef:
     mime_type: Optional[str] = None
     title: Optional[str] = None
 
+    @classmethod
+    def build(cls, uri: str, fn: Callable[..., Any], *, name: Optional[str] = None,
+              description: Optional[str] = None, mime_type: Optional[str] = None,
+              title: Optional[str] = None) -> "ResourceDef":
+        return cls(uri=uri, fn=fn, context=signature_schema(fn)[1], name=name or fn.__name__,
+                   description=description, mime_type=mime_type, title=title)
+
     def wire(self) -> JSONObject:
         return _described({"uri": self.uri, "name": self.name}, self.title, self.description, self.mime_type)
 
@@ -98,6 +114,13 @@ class TemplateDef:
 
     def __post_init__(self) -> None:
         self.pattern = _template_pattern(self.uri_template)
+
+    @classmethod
+    def build(cls, uri_template: str, fn: Callable[..., Any], *, name: Optional[str] = None,
+              description: Optional[str] = None, mime_type: Optional[str] = None,
+              title: Optional[str] = None) -> "TemplateDef":
+        return cls(uri_template=uri_template, fn=fn, context=signature_schema(fn)[1], name=name or fn.__name__,
+                   description=description, mime_type=mime_type, title=title)
 
     def match(self, uri: str) -> Optional[Dict[str, str]]:
         found = self.pattern.fullmatch(uri)
@@ -137,6 +160,89 @@ class PromptDef:
         _put(prompt, "title", self.title)
         _put(prompt, "description", self.description)
         return prompt
+
+
+class Registry:
+    """One server's declarations, by name: what it lists and what its requests run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tools: Dict[str, ToolDef] = {}
+        self._resources: Dict[str, ResourceDef] = {}
+        self._templates: Dict[str, TemplateDef] = {}
+        self._prompts: Dict[str, PromptDef] = {}
+        self._completers: Dict[str, Completer] = {}
+
+    # -- declaring (each replaces a declaration of the same name) ------------------------------
+
+    def add_tool(self, definition: ToolDef) -> None:
+        with self._lock:
+            self._tools[definition.name] = definition
+
+    def remove_tool(self, name: str) -> None:
+        with self._lock:
+            self._tools.pop(name, None)
+
+    def add_resource(self, definition: ResourceDef) -> None:
+        with self._lock:
+            self._resources[definition.uri] = definition
+
+    def add_template(self, definition: TemplateDef) -> None:
+        with self._lock:
+            self._templates[definition.uri_template] = definition
+
+    def add_prompt(self, definition: PromptDef) -> None:
+        with self._lock:
+            self._prompts[definition.name] = definition
+
+    def add_completer(self, ref: str, completer: Completer) -> None:
+        with self._lock:
+            self._completers[ref] = completer
+
+    # -- looking up ---------------------------------------------------------------------------------
+
+    def tool_names(self) -> List[str]:
+        with self._lock:
+            return sorted(self._tools)
+
+    def offers(self) -> Set[str]:
+        """Which of ``"tools"``, ``"resources"`` and ``"prompts"`` have at least one declaration."""
+        with self._lock:
+            kinds = {"tools": bool(self._tools), "resources": bool(self._resources or self._templates),
+                     "prompts": bool(self._prompts)}
+        return {kind for kind, declared in kinds.items() if declared}
+
+    def listings(self) -> Dict[str, List[JSONObject]]:
+        """The wire forms of every declaration, keyed as the ``*/list`` results name them."""
+        with self._lock:
+            return {"tools": [t.wire() for t in self._tools.values()],
+                    "resources": [r.wire() for r in self._resources.values()],
+                    "resourceTemplates": [t.wire() for t in self._templates.values()],
+                    "prompts": [p.wire() for p in self._prompts.values()]}
+
+    def tool(self, name: str) -> Optional[ToolDef]:
+        with self._lock:
+            return self._tools.get(name)
+
+    def prompt(self, name: str) -> Optional[PromptDef]:
+        with self._lock:
+            return self._prompts.get(name)
+
+    def completer(self, ref: str) -> Optional[Completer]:
+        with self._lock:
+            return self._completers.get(ref)
+
+    def resource_for(self, uri: str) -> Optional[Tuple[Union[ResourceDef, TemplateDef], Dict[str, str]]]:
+        """The resource at ``uri``, or else the first template matching it, with the template's variables."""
+        with self._lock:
+            resource = self._resources.get(uri)
+            if resource is not None:
+                return resource, {}
+            for template in self._templates.values():
+                variables = template.match(uri)
+                if variables is not None:
+                    return template, variables
+        return None
 
 
 def call(fn: Callable[..., Any], context_name: Optional[str], ctx: Any, arguments: Mapping[str, Any]) -> Any:

@@ -1,105 +1,43 @@
-"""FakeServer: an in-process MCP server, declared with plain functions, that records what it is asked."""
+"""FakeServer: an in-process MCP server, declared with plain functions, that records what it is asked.
+
+This module is the face tests use and the one place the parts meet: the
+:class:`FakeServer` owns a :class:`~mcpsync.testing._side.ServerSide`
+(settings, declarations, recorder) and the
+:class:`~mcpsync.testing._hub.Hub` of its connections, hands those down to
+the transports it makes, and delegates its recording, waiting and asserting
+methods to the recorder. Nothing below imports this module at run time.
+
+Thread safety: every method may be called from any thread. The ``wait_for_*``
+methods block until their record arrives or the timeout passes;
+:meth:`FakeServer.client` blocks for the client's handshake;
+:meth:`FakeServer.close` joins the connections' threads;
+:meth:`FakeServer.run_stdio` blocks until stdin ends.
+"""
 
 from __future__ import annotations
 
 import copy
 import threading
-import time
-from dataclasses import dataclass, field
 from typing import (
-    TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union,
-    overload,
+    TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload,
 )
 
 from .._rpc.engine import DEFAULT_TIMEOUT
-from .._rpc.jsonrpc import JSONObject, RequestId
-from ._connection import Connection, Drop, Send
-from ._registry import PromptDef, ResourceDef, TemplateDef, ToolDef
+from .._rpc.jsonrpc import JSONObject
+from ._hub import Hub, register
+from ._memory import FakeTransport
+from ._protocol import choose_versions
+from ._recorder import Fault, RecordedNotification, RecordedRequest
+from ._registry import Completer, PromptDef, ResourceDef, TemplateDef, ToolDef
+from ._side import ServerSide, Settings
+from ._stdio import serve_stdio
 
 if TYPE_CHECKING:
     from ..client import Client
-    from ._memory import FakeTransport
 
-__all__ = ["FakeServer", "LEGACY_VERSIONS", "MODERN_VERSIONS", "RecordedNotification", "RecordedRequest"]
-
-#: Versions reached through the ``initialize`` handshake, oldest first.
-LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-#: Versions served per request, with ``_meta`` and no handshake.
-MODERN_VERSIONS = ("2026-07-28",)
+__all__ = ["FakeServer", "RecordedNotification", "RecordedRequest"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_T = TypeVar("_T")
-Completer = Callable[[str, str], Iterable[str]]
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request the server received, as it arrived."""
-
-    index: int
-    """Position among every request this server received (from 1)."""
-    method: str
-    """The JSON-RPC method."""
-    params: JSONObject
-    """The request's ``params`` as received (empty when it had none)."""
-    id: RequestId
-    """The JSON-RPC id the client gave it."""
-    era: Optional[str]
-    """``"legacy"``, ``"modern"`` (2026-07-28 ``_meta``) or None (neither: refused)."""
-    protocol_version: Optional[str]
-    """The version it was served under (for ``initialize``: the version asked for)."""
-    connection: int
-    """Which connection it came on (from 1)."""
-    retry: bool = False
-    """A 2026-07-28 retry carrying ``requestState`` (it continues an earlier call)."""
-
-    @property
-    def tool(self) -> Optional[str]:
-        """The tool name of a ``tools/call``."""
-        name = self.params.get("name")
-        return name if self.method == "tools/call" and isinstance(name, str) else None
-
-    @property
-    def arguments(self) -> JSONObject:
-        """The ``arguments`` of a ``tools/call`` or ``prompts/get`` (empty otherwise)."""
-        arguments = self.params.get("arguments")
-        return arguments if isinstance(arguments, dict) else {}
-
-    @property
-    def meta(self) -> JSONObject:
-        """The request's ``_meta`` (empty when it had none)."""
-        meta = self.params.get("_meta")
-        return meta if isinstance(meta, dict) else {}
-
-
-@dataclass(frozen=True)
-class RecordedNotification:
-    """One notification the client sent (``notifications/initialized``, ``notifications/cancelled``, ...)."""
-
-    method: str
-    """The notification's method."""
-    params: JSONObject
-    """Its ``params`` (empty when it had none)."""
-    connection: int
-    """Which connection it came on (from 1)."""
-
-
-@dataclass
-class _Fault:
-    action: str  # "crash", "hang" or "error"
-    nth: int
-    method: Optional[str]
-    tool: Optional[str]
-    exit_code: int = 1
-    code: int = 0
-    message: str = ""
-    data: Any = None
-    seen: int = field(default=0, init=False)
-
-    def matches(self, record: RecordedRequest) -> bool:
-        if self.tool is not None:
-            return record.tool == self.tool and not record.retry
-        return self.method is None or record.method == self.method
 
 
 class FakeServer:
@@ -151,46 +89,121 @@ class FakeServer:
                  instructions: Optional[str] = None, versions: Optional[Sequence[str]] = None,
                  capabilities: Optional[Mapping[str, Any]] = None, page_size: Optional[int] = None,
                  request_timeout: float = 30.0, input_timeout: float = 30.0, ttl_ms: int = 0) -> None:
-        chosen = tuple(versions) if versions is not None else LEGACY_VERSIONS + MODERN_VERSIONS
-        unknown = sorted(set(chosen) - set(LEGACY_VERSIONS + MODERN_VERSIONS))
-        if unknown or not chosen:
-            raise ValueError(f"Unknown protocol versions {unknown}; choose from "
-                             f"{', '.join(LEGACY_VERSIONS + MODERN_VERSIONS)}")
-        self.name = name
-        self.version = version
-        self.title = title
-        self.instructions = instructions
-        self.legacy_versions = tuple(v for v in LEGACY_VERSIONS if v in chosen)
-        self.modern_versions = tuple(v for v in MODERN_VERSIONS if v in chosen)
-        self.page_size = page_size
-        self.request_timeout = request_timeout
-        self.input_timeout = input_timeout
-        self.ttl_ms = ttl_ms
-        self._capabilities = copy.deepcopy(dict(capabilities)) if capabilities is not None else None
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._tools: Dict[str, ToolDef] = {}
-        self._resources: Dict[str, ResourceDef] = {}
-        self._templates: Dict[str, TemplateDef] = {}
-        self._prompts: Dict[str, PromptDef] = {}
-        self._completers: Dict[str, Completer] = {}
-        self._requests: List[RecordedRequest] = []
-        self._notifications: List[RecordedNotification] = []
-        self._faults: List[_Fault] = []
-        self._connections: List[Connection] = []
-        self._connection_count = 0
+        legacy_versions, modern_versions = choose_versions(versions)
+        self._settings = Settings(
+            name=name, version=version, title=title, instructions=instructions, legacy_versions=legacy_versions,
+            modern_versions=modern_versions, page_size=page_size, request_timeout=request_timeout,
+            input_timeout=input_timeout, ttl_ms=ttl_ms,
+            capabilities=copy.deepcopy(dict(capabilities)) if capabilities is not None else None)
+        self._side = ServerSide(self._settings, owner=self)
+        self._registry = self._side.registry
+        self._recorder = self._side.recorder
+        self._hub = Hub(self._side)
+        register(self, self._hub)  # so that FakeTransport(server) finds the hub
+        self._lock = threading.Lock()  # guards the two lists below
         self._clients: List["Client"] = []
-        self._transports: List["FakeTransport"] = []
-        self._closed = False
+        self._transports: List[FakeTransport] = []
 
     def __repr__(self) -> str:
-        return f"<FakeServer {self.name!r} tools={sorted(self._tools)}>"
+        return f"<FakeServer {self.name!r} tools={self._registry.tool_names()}>"
 
     def __enter__(self) -> "FakeServer":
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
+
+    # -- settings (the constructor's arguments) --------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """``serverInfo.name``."""
+        return self._settings.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._settings.name = value
+
+    @property
+    def version(self) -> str:
+        """``serverInfo.version``."""
+        return self._settings.version
+
+    @version.setter
+    def version(self, value: str) -> None:
+        self._settings.version = value
+
+    @property
+    def title(self) -> Optional[str]:
+        """``serverInfo.title``."""
+        return self._settings.title
+
+    @title.setter
+    def title(self, value: Optional[str]) -> None:
+        self._settings.title = value
+
+    @property
+    def instructions(self) -> Optional[str]:
+        """The ``instructions`` the server gives."""
+        return self._settings.instructions
+
+    @instructions.setter
+    def instructions(self, value: Optional[str]) -> None:
+        self._settings.instructions = value
+
+    @property
+    def legacy_versions(self) -> Tuple[str, ...]:
+        """The ``initialize``-handshake versions it speaks, oldest first."""
+        return self._settings.legacy_versions
+
+    @legacy_versions.setter
+    def legacy_versions(self, value: Tuple[str, ...]) -> None:
+        self._settings.legacy_versions = value
+
+    @property
+    def modern_versions(self) -> Tuple[str, ...]:
+        """The 2026-07-28-era versions it speaks, oldest first."""
+        return self._settings.modern_versions
+
+    @modern_versions.setter
+    def modern_versions(self, value: Tuple[str, ...]) -> None:
+        self._settings.modern_versions = value
+
+    @property
+    def page_size(self) -> Optional[int]:
+        """Split ``*/list`` results into pages of this many items (None: one page)."""
+        return self._settings.page_size
+
+    @page_size.setter
+    def page_size(self, value: Optional[int]) -> None:
+        self._settings.page_size = value
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds ``ctx.sample``/``elicit``/``list_roots`` wait for a legacy client."""
+        return self._settings.request_timeout
+
+    @request_timeout.setter
+    def request_timeout(self, value: float) -> None:
+        self._settings.request_timeout = value
+
+    @property
+    def input_timeout(self) -> float:
+        """Seconds a 2026-07-28 run waits for the client's retry with the input."""
+        return self._settings.input_timeout
+
+    @input_timeout.setter
+    def input_timeout(self, value: float) -> None:
+        self._settings.input_timeout = value
+
+    @property
+    def ttl_ms(self) -> int:
+        """The ``ttlMs`` cache hint on 2026-07-28 results."""
+        return self._settings.ttl_ms
+
+    @ttl_ms.setter
+    def ttl_ms(self, value: int) -> None:
+        self._settings.ttl_ms = value
 
     # -- declaring ---------------------------------------------------------------------------
 
@@ -227,15 +240,12 @@ class FakeServer:
 
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
         """Declare ``fn`` as a tool (the options of :meth:`tool`); replaces a tool of that name."""
-        definition = ToolDef.build(fn, **options)
-        with self._lock:
-            self._tools[definition.name] = definition
+        self._registry.add_tool(ToolDef.build(fn, **options))
         self._list_changed("tools")
 
     def remove_tool(self, name: str) -> None:
         """Withdraw a tool; connected legacy clients get ``notifications/tools/list_changed``."""
-        with self._lock:
-            self._tools.pop(name, None)
+        self._registry.remove_tool(name)
         self._list_changed("tools")
 
     def resource(self, uri: str, *, name: Optional[str] = None, description: Optional[str] = None,
@@ -243,11 +253,8 @@ class FakeServer:
         """Declare the resource at ``uri``; the function returns ``str`` (text), ``bytes`` (blob) or JSON."""
 
         def decorate(function: F) -> F:
-            definition = ResourceDef(uri=uri, fn=function, context=_context_of(function),
-                                     name=name or function.__name__, description=description,
-                                     mime_type=mime_type, title=title)
-            with self._lock:
-                self._resources[uri] = definition
+            self._registry.add_resource(ResourceDef.build(uri, function, name=name, description=description,
+                                                          mime_type=mime_type, title=title))
             self._list_changed("resources")
             return function
 
@@ -259,11 +266,9 @@ class FakeServer:
         """Declare resources matching ``uri_template``; the function takes its ``{variables}``."""
 
         def decorate(function: F) -> F:
-            definition = TemplateDef(uri_template=uri_template, fn=function, context=_context_of(function),
-                                     name=name or function.__name__, description=description,
-                                     mime_type=mime_type, title=title)
-            with self._lock:
-                self._templates[uri_template] = definition
+            self._registry.add_template(TemplateDef.build(uri_template, function, name=name,
+                                                          description=description, mime_type=mime_type,
+                                                          title=title))
             self._list_changed("resources")
             return function
 
@@ -284,9 +289,7 @@ class FakeServer:
         """
 
         def decorate(function: F) -> F:
-            definition = PromptDef.build(function, **options)
-            with self._lock:
-                self._prompts[definition.name] = definition
+            self._registry.add_prompt(PromptDef.build(function, **options))
             self._list_changed("prompts")
             return function
 
@@ -299,8 +302,7 @@ class FakeServer:
         """
 
         def decorate(function: Completer) -> Completer:
-            with self._lock:
-                self._completers[ref] = function
+            self._registry.add_completer(ref, function)
             return function
 
         return decorate
@@ -309,64 +311,16 @@ class FakeServer:
 
     def server_info(self) -> JSONObject:
         """The ``serverInfo`` it gives (``name``, ``version`` and ``title``)."""
-        info: JSONObject = {"name": self.name, "version": self.version}
-        if self.title is not None:
-            info["title"] = self.title
-        return info
+        return self._settings.server_info()
 
     def capabilities(self, era: str = "legacy") -> JSONObject:
         """The capabilities advertised to a client of ``era`` (``"legacy"`` or ``"modern"``)."""
-        if self._capabilities is not None:
-            return copy.deepcopy(self._capabilities)
-        legacy = era == "legacy"
-        capabilities: JSONObject = {}
-        with self._lock:
-            if self._tools:
-                capabilities["tools"] = {"listChanged": True} if legacy else {}
-            if self._resources or self._templates:
-                capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
-            if self._prompts:
-                capabilities["prompts"] = {"listChanged": True} if legacy else {}
-        capabilities["logging"] = {}
-        capabilities["completions"] = {}
-        return capabilities
-
-    def _listings(self) -> Dict[str, List[JSONObject]]:
-        with self._lock:
-            return {"tools": [t.wire() for t in self._tools.values()],
-                    "resources": [r.wire() for r in self._resources.values()],
-                    "resourceTemplates": [t.wire() for t in self._templates.values()],
-                    "prompts": [p.wire() for p in self._prompts.values()]}
-
-    def _tool(self, name: str) -> Optional[ToolDef]:
-        with self._lock:
-            return self._tools.get(name)
-
-    def _prompt(self, name: str) -> Optional[PromptDef]:
-        with self._lock:
-            return self._prompts.get(name)
-
-    def _completer(self, ref: str) -> Optional[Completer]:
-        with self._lock:
-            return self._completers.get(ref)
-
-    def _resource_for(self, uri: str) -> Optional[Tuple[Union[ResourceDef, TemplateDef], Dict[str, str]]]:
-        with self._lock:
-            resource = self._resources.get(uri)
-            if resource is not None:
-                return resource, {}
-            for template in self._templates.values():
-                variables = template.match(uri)
-                if variables is not None:
-                    return template, variables
-        return None
+        return self._side.capabilities(era)
 
     # -- connecting ----------------------------------------------------------------------------
 
-    def transport(self, *, name: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> "FakeTransport":
+    def transport(self, *, name: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> FakeTransport:
         """An unopened in-memory transport to this server (for :func:`mcpsync.connect` or a ``Client``)."""
-        from ._memory import FakeTransport
-
         transport = FakeTransport(self, name=name or self.name, timeout=timeout)
         with self._lock:
             self._transports.append(transport)
@@ -380,9 +334,9 @@ class FakeServer:
         ``timeout``) plus ``name``. The client is closed by :meth:`close` if
         you have not closed it yourself.
         """
-        from ..client import Client
+        from ..client import Client  # testing sits above the client; importing it here keeps the package light
 
-        if self._closed:
+        if self._hub.closed:
             raise RuntimeError(f"FakeServer {self.name!r} is closed")
         client = Client(self.transport(name=options.pop("name", None)), **options)
         with self._lock:
@@ -401,35 +355,17 @@ class FakeServer:
         protocol stream. A scripted crash (:meth:`crash_at`) ends the process
         with its exit code.
         """
-        from ._stdio import serve_stdio
-
-        serve_stdio(self)
-
-    def _connect(self, send: Send, drop: Drop) -> Connection:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError(f"FakeServer {self.name!r} is closed")
-            self._connection_count += 1
-            connection = Connection(self, send, drop, index=self._connection_count)
-            self._connections.append(connection)
-        connection.start()
-        return connection
-
-    def _connection_closed(self, connection: Connection) -> None:
-        with self._lock:
-            if connection in self._connections:
-                self._connections.remove(connection)
+        serve_stdio(self._hub)
 
     def close(self) -> None:
         """Close the clients and transports made here, and every connection, joining their threads.
 
         Idempotent. Running requests are cancelled (``ctx.cancelled``).
         """
+        connections = self._hub.shut()
         with self._lock:
-            self._closed = True
             clients, self._clients = self._clients, []
             transports, self._transports = self._transports, []
-            connections = list(self._connections)
         for client in clients:
             client.close()
         for transport in transports:
@@ -437,53 +373,25 @@ class FakeServer:
         for connection in connections:
             connection.close("the server closed")
 
-    # -- recording -------------------------------------------------------------------------------
-
-    def _record_request(self, connection: Connection, request_id: RequestId, method: str, params: JSONObject,
-                        era: Optional[str], version: Optional[str],
-                        retry: bool) -> Tuple[RecordedRequest, Optional[_Fault]]:
-        with self._changed:
-            record = RecordedRequest(index=len(self._requests) + 1, method=method, params=copy.deepcopy(params),
-                                     id=request_id, era=era, protocol_version=version,
-                                     connection=connection.index, retry=retry)
-            self._requests.append(record)
-            fired = None
-            for fault in self._faults:
-                if fault.matches(record):
-                    fault.seen += 1
-                    if fault.seen == fault.nth and fired is None:
-                        fired = fault
-            if fired is not None:
-                self._faults.remove(fired)
-            self._changed.notify_all()
-        return record, fired
-
-    def _record_notification(self, connection: Connection, method: str, params: JSONObject) -> None:
-        with self._changed:
-            self._notifications.append(RecordedNotification(method, copy.deepcopy(params), connection.index))
-            self._changed.notify_all()
+    # -- recording (kept by the recorder) ------------------------------------------------------
 
     @property
     def requests(self) -> List[RecordedRequest]:
         """Every request received, in order (a copy)."""
-        with self._lock:
-            return list(self._requests)
+        return self._recorder.requests
 
     @property
     def notifications(self) -> List[RecordedNotification]:
         """Every notification the clients sent, in order (a copy)."""
-        with self._lock:
-            return list(self._notifications)
+        return self._recorder.notifications
 
     def calls(self, tool: str) -> List[JSONObject]:
         """The arguments of each call of ``tool``, in order (a 2026-07-28 retry is not a new call)."""
-        return [r.arguments for r in self.requests if r.tool == tool and not r.retry]
+        return self._recorder.calls(tool)
 
     def reset(self) -> None:
         """Forget the recorded requests and notifications (declarations and faults stay)."""
-        with self._lock:
-            self._requests.clear()
-            self._notifications.clear()
+        self._recorder.reset()
 
     def wait_for_request(self, method: str, *, tool: Optional[str] = None, count: int = 1,
                          timeout: float = 5.0) -> RecordedRequest:
@@ -492,17 +400,7 @@ class FakeServer:
         Raises:
             AssertionError: they did not arrive within ``timeout`` seconds.
         """
-
-        def matching() -> List[RecordedRequest]:
-            return [r for r in self._requests
-                    if r.method == method and (tool is None or (r.tool == tool and not r.retry))]
-
-        found = self._wait(matching, count, timeout)
-        if found is None:
-            what = f"{method}" + (f" of {tool!r}" if tool else "")
-            raise AssertionError(f"FakeServer {self.name!r} did not receive {count} {what} request(s) within "
-                                 f"{timeout}s; got {[r.method for r in self.requests]}")
-        return found
+        return self._recorder.wait_for_request(method, tool=tool, count=count, timeout=timeout)
 
     def wait_for_notification(self, method: str, *, count: int = 1,
                               timeout: float = 5.0) -> RecordedNotification:
@@ -511,39 +409,15 @@ class FakeServer:
         Raises:
             AssertionError: they did not arrive within ``timeout`` seconds.
         """
-        found = self._wait(lambda: [n for n in self._notifications if n.method == method], count, timeout)
-        if found is None:
-            raise AssertionError(f"FakeServer {self.name!r} did not receive {count} {method} notification(s) "
-                                 f"within {timeout}s; got {[n.method for n in self.notifications]}")
-        return found
-
-    def _wait(self, matching: Callable[[], List[_T]], count: int, timeout: float) -> Optional[_T]:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                found = matching()
-                if len(found) >= count:
-                    return found[count - 1]
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                self._changed.wait(remaining)
+        return self._recorder.wait_for_notification(method, count=count, timeout=timeout)
 
     def assert_tool_called(self, name: str, /, **arguments: Any) -> None:
         """Assert ``name`` was called, with ``arguments`` among its arguments if any are given."""
-        calls = self.calls(name)
-        if not calls:
-            called = sorted({r.tool for r in self.requests if r.tool})
-            raise AssertionError(f"Tool {name!r} was not called (called: {called or 'none'})")
-        if arguments and not any(all(key in call and call[key] == value for key, value in arguments.items())
-                                 for call in calls):
-            raise AssertionError(f"Tool {name!r} was not called with {arguments!r}; its calls: {calls!r}")
+        self._recorder.assert_tool_called(name, **arguments)
 
     def assert_tool_not_called(self, name: str) -> None:
         """Assert ``name`` was never called."""
-        calls = self.calls(name)
-        if calls:
-            raise AssertionError(f"Tool {name!r} was called {len(calls)} time(s): {calls!r}")
+        self._recorder.assert_tool_not_called(name)
 
     # -- unhappy paths ------------------------------------------------------------------------
 
@@ -555,50 +429,30 @@ class FakeServer:
         In memory the client sees its transport closed; under
         :meth:`run_stdio` the process exits with ``exit_code``.
         """
-        self._add_fault(_Fault("crash", n, method, tool, exit_code=exit_code))
+        self._recorder.add_fault(Fault("crash", n, method, tool, exit_code=exit_code))
 
     def hang_at(self, n: int, *, method: Optional[str] = None, tool: Optional[str] = None) -> None:
         """Never answer the ``n``-th matching request (from now); matching as in :meth:`crash_at`."""
-        self._add_fault(_Fault("hang", n, method, tool))
+        self._recorder.add_fault(Fault("hang", n, method, tool))
 
     def error_at(self, n: int, code: int, message: str, *, data: Any = None, method: Optional[str] = None,
                  tool: Optional[str] = None) -> None:
         """Answer the ``n``-th matching request (from now) with a JSON-RPC error."""
-        self._add_fault(_Fault("error", n, method, tool, code=code, message=message, data=data))
-
-    def _add_fault(self, fault: _Fault) -> None:
-        if fault.nth < 1:
-            raise ValueError("n counts from 1")
-        with self._lock:
-            self._faults.append(fault)
+        self._recorder.add_fault(Fault("error", n, method, tool, code=code, message=message, data=data))
 
     def crash(self, reason: Optional[str] = None) -> None:
         """Drop every live connection now, as if the server died."""
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            connection.drop(reason or f"FakeServer {self.name!r} crashed")
+        self._hub.crash(reason or f"FakeServer {self.name!r} crashed")
 
     # -- telling the clients -------------------------------------------------------------------
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> int:
         """Send a notification to every initialized legacy connection; returns how many got it."""
-        with self._lock:
-            connections = [c for c in self._connections if c.legacy_version is not None]
-        return sum(1 for connection in connections if connection.notify(method, params))
+        return self._hub.notify(method, params)
 
     def resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to the legacy clients subscribed to ``uri``."""
-        with self._lock:
-            connections = [c for c in self._connections if uri in c.subscriptions]
-        return sum(1 for connection in connections if connection.notify("notifications/resources/updated",
-                                                                        {"uri": uri}))
+        return self._hub.resource_updated(uri)
 
     def _list_changed(self, kind: str) -> None:
         self.notify(f"notifications/{kind}/list_changed")
-
-
-def _context_of(function: Callable[..., Any]) -> Optional[str]:
-    from ._schema import signature_schema
-
-    return signature_schema(function)[1]

@@ -1,23 +1,29 @@
-"""Serving a FakeServer on stdin and stdout: the stdio transport, server side."""
+"""Serving a FakeServer on stdin and stdout: the stdio transport, server side.
+
+:func:`serve_stdio` blocks the calling thread (the script's main thread)
+reading stdin until it ends; the connection answers on its own threads, one
+write at a time, flushed per message.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, BinaryIO, Optional
+from typing import BinaryIO, Optional
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ProtocolError
-
-if TYPE_CHECKING:
-    from ._server import FakeServer
+from ._hub import Hub
 
 __all__ = ["serve_stdio"]
 
 
-def serve_stdio(server: "FakeServer", stdin: Optional[BinaryIO] = None, stdout: Optional[BinaryIO] = None) -> None:
-    """Read newline-delimited JSON-RPC from ``stdin`` and answer on ``stdout`` until ``stdin`` ends.
+def serve_stdio(hub: Hub, stdin: Optional[BinaryIO] = None, stdout: Optional[BinaryIO] = None) -> None:
+    """Serve one connection of ``hub``: read newline-delimited JSON-RPC from ``stdin``, answer on ``stdout``.
+
+    Returns when ``stdin`` ends, after the requests already read are answered
+    (or a grace period passes).
 
     A scripted crash flushes a line to stderr and ends the process at once
     with its exit code, as a crashing server would.
@@ -37,7 +43,7 @@ def serve_stdio(server: "FakeServer", stdin: Optional[BinaryIO] = None, stdout: 
         sys.stderr.flush()
         os._exit(exit_code)
 
-    connection = server._connect(send, crash)
+    connection = hub.open(send, crash)
     try:
         for line in iter(reader.readline, b""):
             if not line.strip():

@@ -1,4 +1,8 @@
-"""FakeServerMixin: FakeServer assertions in unittest's camelCase style."""
+"""FakeServerMixin: FakeServer assertions in unittest's camelCase style.
+
+The assertions read the server's records on the test's own thread and never
+block; a failure is raised as the test case's ``failureException``.
+"""
 
 from __future__ import annotations
 

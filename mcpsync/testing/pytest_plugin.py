@@ -18,7 +18,9 @@ test uses the fixture. Turn it off with ``-p no:mcpsync``.
         assert fake_mcp_server.calls("forecast") == [{"city": "Oslo"}]
 
 Options for the server go in a marker:
-``@pytest.mark.fake_mcp_server(name="weather", page_size=2)``.
+``@pytest.mark.fake_mcp_server(name="weather", page_size=2)``. After the test
+the fixture closes the server, which closes its clients and joins its
+connections' threads.
 """
 
 from __future__ import annotations

@@ -1,0 +1,101 @@
+"""The server side a FakeServer's connections work against: its settings, registry and recorder.
+
+A :class:`~mcpsync.testing.FakeServer` is the face tests use; what its
+connections need of it is far smaller, and is this :class:`ServerSide`:
+
+- :class:`Settings`: who the server says it is, which versions it speaks,
+  its paging, cache hint and timeouts;
+- :class:`~mcpsync.testing._registry.Registry`: what it declared;
+- :class:`~mcpsync.testing._recorder.Recorder`: where requests and
+  notifications are logged and faults are matched.
+
+The connection, request and transport modules receive a ``ServerSide``, never
+the ``FakeServer``, so they import nothing above this module. The one link
+back up is :attr:`ServerSide.owner`, kept only so that ``ctx.server`` can hand
+the user their ``FakeServer``.
+
+Thread safety: the registry and recorder lock for themselves; settings are
+plain values read without a lock (tests set them before serving, if at all).
+Nothing here blocks.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+from .._rpc.jsonrpc import JSONObject
+from ._recorder import Recorder
+from ._registry import Registry
+
+__all__ = ["ServerSide", "Settings"]
+
+
+@dataclass
+class Settings:
+    """How a FakeServer presents itself and paces its answers (the ``FakeServer`` arguments)."""
+
+    name: str
+    version: str
+    title: Optional[str]
+    instructions: Optional[str]
+    legacy_versions: Tuple[str, ...]
+    """The ``initialize`` versions spoken, oldest first (the last one is offered when asked for another)."""
+    modern_versions: Tuple[str, ...]
+    """The 2026-07-28-era versions spoken, oldest first."""
+    page_size: Optional[int]
+    request_timeout: float
+    input_timeout: float
+    ttl_ms: int
+    capabilities: Optional[JSONObject] = None
+    """Capabilities to advertise instead of those derived from the declarations."""
+
+    def server_info(self) -> JSONObject:
+        """The ``serverInfo`` it gives (``name``, ``version`` and ``title``)."""
+        info: JSONObject = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
+        return info
+
+
+@dataclass(eq=False)  # one side per server: compared by identity
+class ServerSide:
+    """What a connection may use of its server: settings, declarations, the log; plus its owner for ``ctx.server``."""
+
+    settings: Settings
+    registry: Registry = field(default_factory=Registry)
+    recorder: Recorder = field(init=False)
+    owner: object = None
+    """The public object (the ``FakeServer``) this side serves; opaque here."""
+
+    def __post_init__(self) -> None:
+        settings = self.settings
+        self.recorder = Recorder(lambda: settings.name)  # the name now, not at construction: messages follow renames
+
+    @property
+    def name(self) -> str:
+        """The server's name, for log lines and thread names."""
+        return self.settings.name
+
+    def capabilities(self, era: str = "legacy") -> JSONObject:
+        """The capabilities advertised to a client of ``era`` (``"legacy"`` or ``"modern"``).
+
+        Derived from what is declared (plus logging and completions) unless
+        the settings give them; 2026-07-28 has no ``listChanged`` or
+        ``subscribe`` flags.
+        """
+        if self.settings.capabilities is not None:
+            return copy.deepcopy(self.settings.capabilities)
+        legacy = era == "legacy"
+        offered = self.registry.offers()
+        capabilities: JSONObject = {}
+        if "tools" in offered:
+            capabilities["tools"] = {"listChanged": True} if legacy else {}
+        if "resources" in offered:
+            capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
+        if "prompts" in offered:
+            capabilities["prompts"] = {"listChanged": True} if legacy else {}
+        capabilities["logging"] = {}
+        capabilities["completions"] = {}
+        return capabilities
