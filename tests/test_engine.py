@@ -80,13 +80,32 @@ def test_timeout_raises_request_timeout_and_tells_the_server():
         assert peer.transport.request("after") == {"echo": None}
 
 
-def test_initialize_is_never_cancelled():
+def test_a_request_sent_with_notify_cancel_false_is_never_cancelled():
+    # The engine names no method: whoever knows the protocol (the session, for initialize)
+    # asks for this per request.
+    with ScriptedPeer() as peer:
+        peer.hold("initialize")
+        with pytest.raises(RequestTimeout):
+            peer.transport.request("initialize", timeout=0.05, notify_cancel=False)
+        peer.held.get(timeout=5)
+        token = CancelToken()
+        peer.hold("slow")
+        canceller = threading.Thread(target=lambda: (peer.held.get(timeout=5), token.cancel("stop")))
+        canceller.start()
+        with pytest.raises(RequestCancelled):
+            peer.transport.request("slow", cancel=token, timeout=30, notify_cancel=False)
+        canceller.join(5)
+        peer.transport.request("ping")
+        assert not any(is_cancel(m) for m in peer.log)
+
+
+def test_the_engine_gives_no_method_special_treatment_on_abandon():
     with ScriptedPeer() as peer:
         peer.hold("initialize")
         with pytest.raises(RequestTimeout):
             peer.transport.request("initialize", timeout=0.05)
-        peer.transport.request("ping")
-        assert not any(is_cancel(m) for m in peer.log)
+        held = peer.held.get(timeout=5)
+        assert peer.wait_for(is_cancel)["params"]["requestId"] == held["id"]
 
 
 def test_cancel_from_another_thread_wakes_the_caller_with_the_reason():
@@ -347,6 +366,7 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
     # call must go on waiting for its own answer, not return early or spin.
     from mcpsync._rpc.engine import Engine
     from mcpsync._rpc.options import CallOptions
+    from mcpsync._rpc.wire import CallWire
 
     sent = threading.Event()
     engine = None
@@ -355,7 +375,7 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
         engine._waiters[message["id"]].event.set()  # the stray wake, before any answer
         sent.set()
 
-    engine = Engine(send, name="stray")
+    engine = Engine(CallWire(send), name="stray")
 
     def answer():
         sent.wait(10)

@@ -15,19 +15,23 @@ connection it uses is recorded on that :class:`Exchange`, and
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Type
 from urllib.parse import urlsplit
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
-from .._rpc.workers import _JobQueue
+from .._rpc.workers import JobQueue
 from ..exceptions import (
     ConnectError, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportClosed, TransportError,
 )
-from .base import Transport, close_unclosed, weak_method
+from .._rpc.wire import SendCancelled
+from ..cancel import CancelToken
+from .base import Transport
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -542,20 +546,14 @@ class HTTPTransportBase(Transport):
             "max_workers": max_workers, "pool_size": pool_size,
         }
         self._session: Optional["requests.Session"] = None
-        self._jobs: Optional[_JobQueue] = None
+        self._jobs: Optional[JobQueue] = None
         self._lock = threading.Lock()
         self._exchanges: Dict[int, Exchange] = {}
         self._requests: Dict[Any, Exchange] = {}
         self._stop = threading.Event()
-        self._close_message = "Transport closed"
         self._modern = False  # a 2026-07-28 version is in use (see set_protocol_version)
-        self._engine.abandon_hook = weak_method(self, "_abandon")
 
     # -- lifecycle -------------------------------------------------------------------------
-
-    def __del__(self) -> None:
-        if getattr(self, "_started", False) and not getattr(self, "_closing", True):
-            close_unclosed(self)
 
     def open(self) -> None:
         """Open the connection; an auth object with ``prepare(url)`` (mcpsync.OAuth) may first
@@ -574,21 +572,15 @@ class HTTPTransportBase(Transport):
     def _open(self) -> None:
         self._session = new_session(url=self.url, auth=self.auth, verify=self.verify, cert=self.cert,
                                     proxies=self.proxies, trust_env=self.trust_env, pool_size=self.pool_size)
-        self._jobs = _JobQueue(f"mcpsync-http[{self.name}]", 64, 100_000)
+        self._jobs = JobQueue(f"mcpsync-http[{self.name}]", 64, 100_000)
 
-    def _shutdown(self, cause: Optional[BaseException]) -> None:
+    def _release(self, cause: Optional[BaseException]) -> None:
         self._stop.set()
-        if cause is None:
-            # A deliberate close: fail the waiters now, not after the polite shutdown below.
-            self._engine.fail_pending(self._closed_error)
-        else:
-            self._close_message = f"Transport closed: {cause}"
         try:
             self._before_shutdown(cause)
         except Exception as exc:  # best effort: closing must finish
             log.debug("[%s] Polite shutdown step failed: %s", self.name, exc)
         self._release_resources()
-        self._finish_close(self._closed_error)
 
     def _release_resources(self) -> None:
         """Abort every exchange, stop and join the threads, close the session. Idempotent."""
@@ -609,12 +601,14 @@ class HTTPTransportBase(Transport):
     def _join_threads(self) -> None:
         """Subclass hook: stop and join the transport's own threads."""
 
-    def _closed_error(self) -> TransportClosed:
-        return TransportClosed(self._close_message)
-
-    # -- writing ------------------------------------------------------------------------------
+    # -- writing (the engine's wire) ------------------------------------------------------------
 
     def _write(self, message: JSONObject) -> None:
+        self._write_by(message, math.inf, None)
+
+    def _write_by(self, message: JSONObject, deadline: float, cancel: Optional[CancelToken]) -> None:
+        """Hand ``message`` to a pool thread. A request returns at once (its answer reaches the
+        engine from that thread); a notification waits until POSTed, at most until ``deadline``."""
         if self._stop.is_set() or self._engine.closed:
             raise self._engine.closed_error()
         if "method" in message:
@@ -622,11 +616,8 @@ class HTTPTransportBase(Transport):
                 exchange = self._track(Exchange(message["id"]), request=True)
                 self._submit(self._run_request, message, exchange)
             else:
-                self._notify(message)
-        elif self._modern:  # modern servers send no requests, and a client sends no responses
-            log.warning("[%s] Not answering request %r: a 2026-07-28 server may not send requests",
-                        self.name, message.get("id"))
-        else:  # our answer to a server request: POST it without holding anyone up
+                self._notify(message, deadline)
+        else:  # our answer to a server request (the engine decides whether to answer): POST it
             self._submit(self._post_quietly, message)
 
     def _submit(self, fn: Any, *args: Any) -> None:
@@ -638,18 +629,15 @@ class HTTPTransportBase(Transport):
             raise self._engine.closed_error() if self._stop.is_set() or jobs is None else \
                 TransportError("Too many HTTP exchanges queued")
 
-    def _notify(self, message: JSONObject) -> None:
+    def _notify(self, message: JSONObject, deadline: float) -> None:
         exchange = self._track(Exchange())
         done = threading.Event()
         failure: List[BaseException] = []
         self._submit(self._run_notification, message, exchange, done, failure)
-        timeout = self.timeout
-        limit = None if timeout is None or timeout == float("inf") else timeout
+        limit = None if math.isinf(deadline) else max(deadline - time.monotonic(), 0.0)
         if not done.wait(limit):
-            exchange.abort()
-            budget = float(limit or 0.0)
-            raise RequestTimeout(f"Notify timeout after {int(budget * 1000)}ms",
-                                 method=str(message.get("method")), timeout=budget)
+            exchange.abort()  # the engine words the timeout (see Engine.notify)
+            raise RequestTimeout("Write timeout: the server did not take the notification in time")
         if failure:
             raise failure[0]
 
@@ -722,8 +710,8 @@ class HTTPTransportBase(Transport):
             if self._requests.get(exchange.key) is exchange:
                 del self._requests[exchange.key]
 
-    def _abandon(self, request_id: Any, reason: Any) -> None:
-        """Engine hook: the caller stopped waiting (timeout or cancel)."""
+    def _abandon(self, request_id: Any, reason: Any, send_cancelled: SendCancelled) -> None:
+        """The wire's abandon: the caller stopped waiting (timeout or cancel); stop its exchange."""
         with self._lock:
             exchange = self._requests.get(request_id)
         if exchange is not None:
@@ -732,13 +720,13 @@ class HTTPTransportBase(Transport):
             return  # 2026-07-28: closing the request's stream is the cancellation
         # Legacy HTTP: closing a stream is not a cancellation, so tell the server, off the caller's thread.
         try:
-            self._submit(self._send_cancelled, request_id, reason)
+            self._submit(self._send_cancelled, send_cancelled, request_id, reason)
         except MCPSyncError:
             pass
 
-    def _send_cancelled(self, request_id: Any, reason: Any) -> None:
+    def _send_cancelled(self, send_cancelled: SendCancelled, request_id: Any, reason: Any) -> None:
         try:
-            self._engine._send_cancelled(request_id, reason)
+            send_cancelled(request_id, reason, timeout=self.timeout)  # off the caller's thread: no hurry
         except Exception as exc:
             log.debug("[%s] Could not send the cancellation of request %r: %s", self.name, request_id, exc)
 
@@ -747,7 +735,7 @@ class HTTPTransportBase(Transport):
         log.warning("[%s] %s", self.name, error)
         callback = self.on_error
         if callback is not None and not self._stop.is_set():
-            self._engine._dispatcher.submit(callback, error)
+            self._engine.call_soon(callback, error)
 
     def _feed_checked(self, payload: bytes, what: str) -> Any:
         """Decode one JSON-RPC message from ``payload`` and hand it to the engine; return it.
