@@ -389,3 +389,60 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
         helper.join(10)
         engine.close(lambda: TransportClosed())
     assert engine.unknown_responses == 0
+
+
+class RecordingWire:
+    """A wire that records what the engine asks of it and answers nothing by itself."""
+
+    def __init__(self):
+        self.untimed = []
+        self.timed = []
+        self.abandoned = []
+
+    def write(self, message):
+        self.untimed.append(message)
+
+    def timed_write(self, message, deadline, cancel):
+        self.timed.append((message, deadline, cancel))
+
+    def abandon(self, request_id, reason, send_cancelled):
+        self.abandoned.append((request_id, reason))
+        send_cancelled(request_id, reason)  # the engine's own cancellation, handed over: no reach-in
+
+
+def test_the_engine_sends_only_through_the_wire_it_was_built_with():
+    from mcpsync._rpc.engine import Engine
+    from mcpsync._rpc.options import CallOptions
+
+    wire = RecordingWire()
+    engine = Engine(wire, name="wired", default_timeout=None)
+    try:
+        engine.notify("note")  # no limit: the plain write
+        assert [m["method"] for m in wire.untimed] == ["note"]
+        with pytest.raises(RequestTimeout):
+            engine.request("slow", None, CallOptions(timeout=0.01))  # a deadline: the timed write
+        (request, deadline, cancel), (cancelled, _, _) = wire.timed
+        assert request["method"] == "slow" and math.isfinite(deadline) and cancel is None
+        assert wire.abandoned == [(request["id"], "Request timed out")]
+        assert cancelled["method"] == "notifications/cancelled"
+        assert cancelled["params"] == {"requestId": request["id"], "reason": "Request timed out"}
+    finally:
+        engine.close(lambda: TransportClosed())
+
+
+def test_with_answering_off_a_peer_request_is_logged_and_never_answered(logs):
+    from mcpsync._rpc.engine import Engine
+
+    wire = RecordingWire()
+    engine = Engine(wire, name="quiet")
+    engine.incoming.set_inline_handler("ping", lambda params: {})
+    try:
+        engine.incoming.set_answering(False)
+        engine.receive({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        assert wire.untimed == [] and wire.timed == []
+        assert any("no server-to-client requests" in m for m in logs.messages())
+        engine.incoming.set_answering(True)
+        engine.receive({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        assert [m for m, _, _ in wire.timed] == [{"jsonrpc": "2.0", "id": 8, "result": {}}]
+    finally:
+        engine.close(lambda: TransportClosed())

@@ -54,8 +54,8 @@ def weak_method(obj: Any, name: str) -> Callable[..., Any]:
 class Transport(abc.ABC):
     """A connection to one MCP server.
 
-    Subclasses implement :meth:`_open`, :meth:`_write` and :meth:`_release`, and may
-    give the engine their own wire; everything else (request ids, waiters, timeouts,
+    Subclasses implement :meth:`_open` and :meth:`_write`, usually :meth:`_release`, and
+    may give the engine their own wire; everything else (request ids, waiters, timeouts,
     cancellation, progress, dispatching, the order of a close) is shared.
 
     Callbacks, all optional, all run off the reader thread:
@@ -241,12 +241,13 @@ class Transport(abc.ABC):
     def _write(self, message: JSONObject) -> None:
         """Send one message; raise TransportClosed if the connection is gone."""
 
-    @abc.abstractmethod
     def _release(self, cause: Optional[BaseException]) -> None:
         """Release the OS/HTTP resources and stop the transport's threads, bounded in time.
 
         Runs once, on the closing thread (which may be the reader), from :meth:`_shutdown`.
-        ``cause`` is None for a deliberate close, else what ended the connection.
+        ``cause`` is None for a deliberate close, else what ended the connection. Nothing
+        to release here. (A transport written against the older contract may override
+        :meth:`_shutdown` itself instead, ending with :meth:`_finish_close`.)
         """
 
     def _write_by(self, message: JSONObject, deadline: float, cancel: Optional[CancelToken]) -> None:

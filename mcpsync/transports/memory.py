@@ -67,5 +67,3 @@ class MemoryTransport(Transport):
         """Simulate the peer dropping the connection."""
         self._lost(ConnectionResetError(reason))
 
-    def _release(self, cause: Optional[BaseException]) -> None:
-        pass  # nothing but the engine's threads, which the base class stops
