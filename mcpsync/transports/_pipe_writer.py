@@ -102,7 +102,7 @@ class PipeWriter:
         self.stream: Optional[IO[bytes]] = None
         self._fd: Optional[int] = None
         self._poll: Any = None
-        self._engine: ConnectionState = _NotOpen()
+        self._connection: ConnectionState = _NotOpen()
         self._name = name
         self._lock = threading.Lock()  # held by the one thread writing to the pipe
         self._io_lock = threading.Lock()  # around each os.write: detach() never closes the fd under it
@@ -115,7 +115,7 @@ class PipeWriter:
 
     def attach(self, stream: Optional[IO[bytes]], connection: ConnectionState) -> None:
         """Start writing to ``stream`` for ``connection``, whose close stops every write and wait."""
-        self._engine = connection
+        self._connection = connection
         self.stream = stream
         if stream is not None and not _process.IS_WINDOWS:
             fd = stream.fileno()
@@ -150,8 +150,8 @@ class PipeWriter:
         """
         data = rpc.encode(message) + b"\n"
         stream = self.stream
-        if stream is None or self._engine.closed:
-            raise self._engine.closed_error()
+        if stream is None or self._connection.closed:
+            raise self._connection.closed_error()
         if self._poll is None:  # Windows: pipes cannot be non-blocking, so a write waits for the server
             with self._lock:
                 try:
@@ -208,8 +208,8 @@ class PipeWriter:
     def _wait_for_pipe(self, deadline: float, cancel: Optional[CancelToken]) -> None:
         """Take the lock by ``deadline``, in slices, so a cancel or a close is noticed while waiting."""
         while True:
-            if self._engine.closed:
-                raise self._engine.closed_error()
+            if self._connection.closed:
+                raise self._connection.closed_error()
             if cancel is not None and cancel.cancelled:
                 raise RequestCancelled(cancel.reason)
             remaining = deadline - time.monotonic()
@@ -313,8 +313,8 @@ class PipeWriter:
                 view = view[written:]
                 if not view:
                     break
-                if self._engine.closed:
-                    raise self._engine.closed_error()
+                if self._connection.closed:
+                    raise self._connection.closed_error()
                 if (wait_for is not None and total >= wait_for) or time.monotonic() >= deadline \
                         or (cancel is not None and cancel.cancelled):
                     break
@@ -331,7 +331,7 @@ class PipeWriter:
     def _after_release(self) -> None:
         """Lines queued by threads that found the pipe busy are sent, or handed to the flusher."""
         while self._queue or self._tail_shared:
-            if self._engine.closed or not self._lock.acquire(False):
+            if self._connection.closed or not self._lock.acquire(False):
                 return  # closed, or whoever holds the pipe now does this when it lets go
             try:
                 self._push_all(-math.inf)
@@ -359,7 +359,7 @@ class PipeWriter:
 
     def _start_flusher(self) -> None:
         with self._handover:
-            if self._flusher is None and not self._engine.closed:
+            if self._flusher is None and not self._connection.closed:
                 self._flusher = threading.Thread(target=self._flush, name=f"mcpsync-stdio-flush[{self._name}]",
                                                  daemon=True)
                 self._flusher.start()
@@ -367,7 +367,7 @@ class PipeWriter:
     def _flush(self) -> None:
         """Flusher thread: send what others queued while the server is slow to read, then end."""
         try:
-            while not self._engine.closed:
+            while not self._connection.closed:
                 if not self._lock.acquire(True, SLICE_SECONDS):
                     continue
                 try:
