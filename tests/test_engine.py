@@ -80,13 +80,32 @@ def test_timeout_raises_request_timeout_and_tells_the_server():
         assert peer.transport.request("after") == {"echo": None}
 
 
-def test_initialize_is_never_cancelled():
+def test_a_request_sent_with_notify_cancel_false_is_never_cancelled():
+    # The engine names no method: whoever knows the protocol (the session, for initialize)
+    # asks for this per request.
+    with ScriptedPeer() as peer:
+        peer.hold("initialize")
+        with pytest.raises(RequestTimeout):
+            peer.transport.request("initialize", timeout=0.05, notify_cancel=False)
+        peer.held.get(timeout=5)
+        token = CancelToken()
+        peer.hold("slow")
+        canceller = threading.Thread(target=lambda: (peer.held.get(timeout=5), token.cancel("stop")))
+        canceller.start()
+        with pytest.raises(RequestCancelled):
+            peer.transport.request("slow", cancel=token, timeout=30, notify_cancel=False)
+        canceller.join(5)
+        peer.transport.request("ping")
+        assert not any(is_cancel(m) for m in peer.log)
+
+
+def test_the_engine_gives_no_method_special_treatment_on_abandon():
     with ScriptedPeer() as peer:
         peer.hold("initialize")
         with pytest.raises(RequestTimeout):
             peer.transport.request("initialize", timeout=0.05)
-        peer.transport.request("ping")
-        assert not any(is_cancel(m) for m in peer.log)
+        held = peer.held.get(timeout=5)
+        assert peer.wait_for(is_cancel)["params"]["requestId"] == held["id"]
 
 
 def test_cancel_from_another_thread_wakes_the_caller_with_the_reason():
@@ -347,6 +366,7 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
     # call must go on waiting for its own answer, not return early or spin.
     from mcpsync._rpc.engine import Engine
     from mcpsync._rpc.options import CallOptions
+    from mcpsync._rpc.wire import CallWire
 
     sent = threading.Event()
     engine = None
@@ -355,7 +375,7 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
         engine._waiters[message["id"]].event.set()  # the stray wake, before any answer
         sent.set()
 
-    engine = Engine(send, name="stray")
+    engine = Engine(CallWire(send), name="stray")
 
     def answer():
         sent.wait(10)
@@ -369,3 +389,60 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
         helper.join(10)
         engine.close(lambda: TransportClosed())
     assert engine.unknown_responses == 0
+
+
+class RecordingWire:
+    """A wire that records what the engine asks of it and answers nothing by itself."""
+
+    def __init__(self):
+        self.untimed = []
+        self.timed = []
+        self.abandoned = []
+
+    def write(self, message):
+        self.untimed.append(message)
+
+    def timed_write(self, message, deadline, cancel):
+        self.timed.append((message, deadline, cancel))
+
+    def abandon(self, request_id, reason, send_cancelled):
+        self.abandoned.append((request_id, reason))
+        send_cancelled(request_id, reason)  # the engine's own cancellation, handed over: no reach-in
+
+
+def test_the_engine_sends_only_through_the_wire_it_was_built_with():
+    from mcpsync._rpc.engine import Engine
+    from mcpsync._rpc.options import CallOptions
+
+    wire = RecordingWire()
+    engine = Engine(wire, name="wired", default_timeout=None)
+    try:
+        engine.notify("note")  # no limit: the plain write
+        assert [m["method"] for m in wire.untimed] == ["note"]
+        with pytest.raises(RequestTimeout):
+            engine.request("slow", None, CallOptions(timeout=0.01))  # a deadline: the timed write
+        (request, deadline, cancel), (cancelled, _, _) = wire.timed
+        assert request["method"] == "slow" and math.isfinite(deadline) and cancel is None
+        assert wire.abandoned == [(request["id"], "Request timed out")]
+        assert cancelled["method"] == "notifications/cancelled"
+        assert cancelled["params"] == {"requestId": request["id"], "reason": "Request timed out"}
+    finally:
+        engine.close(lambda: TransportClosed())
+
+
+def test_with_answering_off_a_peer_request_is_logged_and_never_answered(logs):
+    from mcpsync._rpc.engine import Engine
+
+    wire = RecordingWire()
+    engine = Engine(wire, name="quiet")
+    engine.incoming.set_inline_handler("ping", lambda params: {})
+    try:
+        engine.incoming.set_answering(False)
+        engine.receive({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        assert wire.untimed == [] and wire.timed == []
+        assert any("no server-to-client requests" in m for m in logs.messages())
+        engine.incoming.set_answering(True)
+        engine.receive({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        assert [m for m, _, _ in wire.timed] == [{"jsonrpc": "2.0", "id": 8, "result": {}}]
+    finally:
+        engine.close(lambda: TransportClosed())

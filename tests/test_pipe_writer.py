@@ -18,6 +18,7 @@ import pytest
 
 from mcpsync import CancelToken, RequestCancelled, TransportClosed
 from mcpsync._rpc.engine import Engine
+from mcpsync._rpc.wire import CallWire
 from mcpsync.transports._pipe_writer import SHARE_LIMIT, PipeWriter
 
 from .conftest import until
@@ -30,9 +31,9 @@ def piped() -> Iterator[Tuple[PipeWriter, int, Engine]]:
     """A writer on a fresh pipe; yields (writer, read fd, engine) and closes everything."""
     read_fd, write_fd = os.pipe()
     stream = os.fdopen(write_fd, "wb")
-    engine = Engine(lambda message: None, name="pipe-test")
-    writer = PipeWriter(engine, "pipe-test")
-    writer.attach(stream)
+    engine = Engine(CallWire(lambda message: None), name="pipe-test")
+    writer = PipeWriter("pipe-test")
+    writer.attach(stream, engine)
     try:
         yield writer, read_fd, engine
     finally:

@@ -317,7 +317,7 @@ def test_a_write_racing_the_servers_exit_still_reports_its_exit_code_and_stderr(
     thread.start()
     try:
         assert gated.writer_arrived.wait(10)
-        assert transport._shutdown_done.wait(10)
+        assert transport._released.wait(10)
     finally:
         gated.gate.set()
         thread.join(10)

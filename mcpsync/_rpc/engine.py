@@ -1,8 +1,9 @@
 """The JSON-RPC engine shared by every transport: ids, waiters, timeouts, cancel, dispatch.
 
-The engine does no I/O. A transport gives it a ``send(message)`` function and
-feeds every decoded incoming message to :meth:`Engine.receive` from its reader
-thread. Threads that call :meth:`Engine.request` park on a per-request
+The engine does no I/O and knows no MCP method. A transport builds it with one
+:class:`~mcpsync._rpc.wire.Wire` (write, timed write, abandon) and feeds every
+decoded incoming message to :meth:`Engine.receive` from its reader thread; the
+peer's requests are served by :mod:`mcpsync._rpc.incoming`. Threads that call :meth:`Engine.request` park on a per-request
 ``threading.Event`` until the reader resolves it, the timeout passes, the
 caller's cancel token fires, or the connection closes.
 
@@ -12,6 +13,7 @@ Ownership rule: the calling thread registers its waiter and removes it in
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -19,22 +21,23 @@ import time
 from typing import Any, Callable, Dict, Optional
 
 from . import jsonrpc as rpc
+from .incoming import IncomingRequests, InlineHandler, RequestHandler
 from .jsonrpc import JSONObject, RequestId
 from .options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
+from .wire import Wire
 from .workers import SerialDispatcher, WorkerPool
 from ..cancel import CancelToken
 from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
+
+__all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "NotificationSink",
+           "RequestHandler"]
 
 log = logging.getLogger("mcpsync.engine")
 
 DEFAULT_TIMEOUT = 30.0
 
-RequestHandler = Callable[[str, Optional[JSONObject], CancelToken], Any]
-InlineHandler = Callable[[Optional[JSONObject]], Any]
 NotificationSink = Callable[[str, Optional[JSONObject]], None]
-AbandonHook = Callable[[RequestId, Any], None]
 ClosedFactory = Callable[[], TransportClosed]
-TimedSend = Callable[[JSONObject, float, Optional[CancelToken]], None]
 
 #: How long the courtesy ``notifications/cancelled`` may take to write (a full pipe must not hold the caller).
 CANCEL_WRITE_TIMEOUT = 1.0
@@ -68,41 +71,44 @@ class _Waiter:
 class Engine:
     """Pairs responses with requests and routes everything else the peer sends.
 
+    Args:
+        wire: where every outgoing message goes (see :class:`~mcpsync._rpc.wire.Wire`).
+        name: a label for logs and thread names.
+        default_timeout: seconds for a request whose options give none (``None``: no limit).
+        max_workers: threads serving the peer's requests at once.
+        on_notification: ``sink(method, params)`` for every notification, on the dispatcher thread.
+
     Thread safety: :meth:`request` and :meth:`notify` may be called from any
     number of threads at once; :meth:`receive` is called by one reader thread.
     Progress callbacks and notification sinks run, in arrival order, on one
-    dispatcher thread; server-to-client requests run on a small worker pool;
-    neither ever runs on the reader thread, except the ``inline_handlers``
-    (meant for ``ping``), which must not block.
+    dispatcher thread; the peer's requests run on a small worker pool (see
+    :attr:`incoming`); neither ever runs on the reader thread, except inline
+    handlers (meant for ``ping``), which must not block.
     """
 
-    def __init__(self, send: Callable[[JSONObject], None], *, name: str = "mcp",
-                 default_timeout: Optional[float] = DEFAULT_TIMEOUT, max_workers: int = 4) -> None:
-        self._send = send
+    def __init__(self, wire: Wire, *, name: str = "mcp", default_timeout: Optional[float] = DEFAULT_TIMEOUT,
+                 max_workers: int = 4, on_notification: Optional[NotificationSink] = None) -> None:
+        # The wire's methods are bound once here and called directly on every send.
+        self._write = wire.write
+        self._timed_write = wire.timed_write
+        #: ``abandon(request_id, reason)``: the wire's abandon with this engine's cancellation
+        #: bound in. Set only here; a test may wrap it to watch abandons.
+        self.abandon_hook: Callable[[RequestId, Any], None] = functools.partial(
+            wire.abandon, send_cancelled=self.send_cancelled)
         self.name = name
         self.default_timeout = default_timeout
         self._lock = threading.Lock()
         self._next_id = 1
         self._waiters: Dict[RequestId, _Waiter] = {}
-        self._incoming: Dict[RequestId, CancelToken] = {}
         self._closed: Optional[ClosedFactory] = None
         self._stopped = False
         self._dispatcher = SerialDispatcher(name)
         self._pool = WorkerPool(name, max_workers)
+        self._notification_sink = on_notification
+        self._notification_hook: Optional[NotificationSink] = None
         self.unknown_responses = 0
-        self.request_handler: Optional[RequestHandler] = None
-        self.inline_handlers: Dict[str, InlineHandler] = {}
-        self.notification_sink: Optional[NotificationSink] = None
-        self.notification_hook: Optional[NotificationSink] = None
-        self.answer_requests = True  # False in the 2026-07-28 era, which has no server requests
-        self.abandon_hook: AbandonHook = self._send_cancelled
-        # Never cancelled: initialize (the spec forbids it) and server/discover (as the era probe it may
-        # go to a legacy server, which should not be left a stray cancellation before its handshake).
-        self.uncancellable_methods = frozenset({"initialize", "server/discover"})
-        # Set by transports whose writes can block (a pipe the server stopped reading):
-        # ``fn(message, deadline, cancel)`` returns by the monotonic ``deadline`` or raises
-        # RequestTimeout (RequestCancelled when ``cancel`` fires) having left the stream whole.
-        self.timed_send: Optional[TimedSend] = None
+        #: The peer's requests: set their handlers and whether they are answered here.
+        self.incoming = IncomingRequests(name, self._pool, self._write_reply)
 
     # -- outgoing ---------------------------------------------------------------
 
@@ -123,16 +129,20 @@ class Engine:
         stops reading cannot hold the call) and waiting; ``options.deadline`` cuts it
         shorter when the operation it belongs to ends first. Returns the ``result`` member.
         ``options.on_request_id(id)`` is told the request's id before it is sent (for
-        a long-lived request whose notifications name it, like ``subscriptions/listen``).
+        a long-lived request whose notifications name it). Blocks the calling thread
+        only; the answer is delivered by the reader thread. When the caller stops
+        waiting after the request was sent (timeout, cancel, Ctrl-C), the wire's
+        ``abandon`` runs (it tells the peer) unless ``options.notify_cancel`` is False.
 
         Raises:
             MCPError: the peer answered with an error object.
             RequestTimeout: no answer in time (the peer is told it was cancelled).
             RequestCancelled: ``cancel`` fired (the peer is told), before or while waiting.
+            KeyboardInterrupt: as raised while waiting (the peer is told).
             TransportClosed: the connection is, or became, closed.
         """
         timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout, deadline, on_request_id, \
-            _notify_cancel = options
+            notify_cancel = options
         if cancel is not None and cancel.cancelled:
             raise RequestCancelled(cancel.reason)
         if timeout is None:
@@ -177,10 +187,10 @@ class Engine:
                 # part of it, which the next write completes; no cancellation is sent for it.
                 raise RequestTimeout(f"Request timeout after {round(budget * 1000)}ms", method=method,
                                      timeout=budget) from None
-            return self._wait(request_id, waiter, timeout, cancel, max_total_timeout, start)
+            return self._wait(request_id, waiter, timeout, cancel, max_total_timeout, start, notify_cancel)
         except KeyboardInterrupt:
-            if sent and not waiter.done:
-                self._abandon(request_id, method, "KeyboardInterrupt")
+            if sent and notify_cancel and not waiter.done:
+                self._abandon(request_id, "KeyboardInterrupt")
             raise
         finally:
             # Remove the waiter on every path so a late response is dropped, not misrouted.
@@ -191,7 +201,7 @@ class Engine:
             _return_event(event)
 
     def _wait(self, request_id: int, waiter: _Waiter, timeout: Optional[float],
-              cancel: Optional[CancelToken], max_total: Optional[float], start: float) -> Any:
+              cancel: Optional[CancelToken], max_total: Optional[float], start: float, notify_cancel: bool) -> Any:
         limit = math.inf if timeout is None else timeout
         hard_stop = math.inf if max_total is None else start + max_total
         deadline = min(start + limit, hard_stop)
@@ -201,7 +211,8 @@ class Engine:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 budget = max_total if deadline >= hard_stop and max_total is not None else limit
-                self._abandon(request_id, waiter.method, "Request timed out")
+                if notify_cancel:
+                    self._abandon(request_id, "Request timed out")
                 raise RequestTimeout(
                     f"{waiter.timeout_label} timeout after {round(budget * 1000)}ms", method=waiter.method,
                     timeout=budget,
@@ -211,7 +222,8 @@ class Engine:
             if waiter.ready:
                 return self._outcome(waiter)
             if cancel is not None and cancel.cancelled:
-                self._abandon(request_id, waiter.method, cancel.reason)
+                if notify_cancel:
+                    self._abandon(request_id, cancel.reason)
                 raise RequestCancelled(cancel.reason)
             if waiter.progressed:
                 event.clear()
@@ -229,32 +241,60 @@ class Engine:
             raise waiter.error
         return waiter.result
 
-    def _abandon(self, request_id: int, method: str, reason: Any) -> None:
-        """Tell the peer we stopped waiting (never for ``initialize``); never raises."""
-        if method in self.uncancellable_methods or self._closed is not None:
+    def _abandon(self, request_id: int, reason: Any) -> None:
+        """Hand a request the caller stopped waiting for to the wire's abandon; never raises."""
+        if self._closed is not None:
             return
         try:
             self.abandon_hook(request_id, reason)
         except Exception as exc:  # the connection may be dying; the caller's error matters more
             log.debug("Could not send cancellation for request %s: %s", request_id, exc)
 
-    def _send_cancelled(self, request_id: RequestId, reason: Any) -> None:
+    def send_cancelled(self, request_id: RequestId, reason: Any,
+                       timeout: Optional[float] = CANCEL_WRITE_TIMEOUT) -> None:
+        """Tell the peer we stopped waiting for ``request_id``: ``notifications/cancelled``.
+
+        The write is bounded by ``timeout`` seconds (None: no limit of its own), by default
+        :data:`CANCEL_WRITE_TIMEOUT`, so a peer that stopped reading cannot hold the caller.
+        This is what a wire's ``abandon`` is handed. Blocks the calling thread only.
+
+        Raises:
+            TransportClosed, RequestTimeout: as a write does.
+        """
         params: JSONObject = {"requestId": request_id}
         if reason is not None:
             params["reason"] = str(reason)
-        self._send_by(rpc.make_notification("notifications/cancelled", params),
-                      time.monotonic() + CANCEL_WRITE_TIMEOUT, None)
+        self._send_by(rpc.make_notification(rpc.CANCELLED, params), time.monotonic() + _budget(timeout, None), None)
 
     def _send_by(self, message: JSONObject, deadline: float, cancel: Optional[CancelToken]) -> None:
-        """Write ``message``, giving up at ``deadline`` on transports whose writes can block."""
-        timed = self.timed_send
-        if timed is None:
-            self._send(message)
+        """Write ``message``, giving up at ``deadline`` on wires whose writes can block."""
+        if deadline == math.inf and cancel is None:
+            self._write(message)
         else:
-            timed(message, deadline, cancel)
+            self._timed_write(message, deadline, cancel)
+
+    def _write_reply(self, reply: JSONObject) -> None:
+        """Write an answer to one of the peer's requests, bounded by the default timeout."""
+        self._send_by(reply, time.monotonic() + _budget(self.default_timeout, None), None)
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """Run ``fn(*args)`` on the dispatcher thread, after every notification already queued.
+
+        Never blocks; False when the queue is full or stopped (``fn`` then never runs).
+        """
+        return self._dispatcher.submit(fn, *args)
+
+    def set_notification_hook(self, hook: Optional[NotificationSink]) -> None:
+        """Run ``hook(method, params)`` on the reader thread for each notification, before it is
+        dispatched; it must be quick and must not block (what it raises is logged)."""
+        self._notification_hook = hook
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> None:
         """Send a notification (no answer is expected), bounded by the default timeout.
+
+        This is the one place a notification's time limit is set: the wire's timed write
+        gets the deadline, and its RequestTimeout is reported here as "Notify timeout".
+        Blocks the calling thread until the wire has taken the message.
 
         Raises:
             TransportClosed: the connection is closed.
@@ -345,7 +385,7 @@ class Engine:
         elif kind == rpc.NOTIFICATION:
             self._on_notification(message["method"], message.get("params"))
         else:
-            self._on_request(message)
+            self.incoming.receive(message)
 
     def _resolve(self, message: JSONObject) -> None:
         request_id = message["id"]
@@ -374,23 +414,17 @@ class Engine:
     def _on_notification(self, method: str, params: Any) -> None:
         if not isinstance(params, dict):
             params = None
-        hook = self.notification_hook
+        hook = self._notification_hook
         if hook is not None:
             try:
                 hook(method, params)
             except Exception:  # internal bookkeeping; must never stop the reader
                 log.exception("[%s] Notification hook raised", self.name)
-        if method == "notifications/progress" and params is not None:
+        if method == rpc.PROGRESS and params is not None:
             self._route_progress(params)
-        elif method == "notifications/cancelled" and params is not None:
-            request_id = params.get("requestId")
-            token = None
-            if rpc._valid_id(request_id):  # anything else (a list, an object) names no request
-                with self._lock:
-                    token = self._incoming.get(request_id)
-            if token is not None:
-                token.cancel(params.get("reason"))
-        sink = self.notification_sink
+        elif method == rpc.CANCELLED and params is not None:
+            self.incoming.cancel(params.get("requestId"), params.get("reason"))
+        sink = self._notification_sink
         if sink is not None and not self._dispatcher.submit(sink, method, params):
             self._report_drop(method)
 
@@ -408,7 +442,7 @@ class Engine:
             log.debug("[%s] Progress without a number: %r", self.name, params)
             return
         if not self._dispatcher.submit(_call_progress, waiter, progress, total, text):
-            self._report_drop("notifications/progress")
+            self._report_drop(rpc.PROGRESS)
         if waiter.wake_on_progress:
             waiter.progressed = True
             waiter.event.set()
@@ -419,64 +453,6 @@ class Engine:
         dropped = self._dispatcher.dropped
         if dropped == 1 or dropped % 1000 == 0:
             log.warning("[%s] Notification queue full: dropped %s (%d dropped so far)", self.name, what, dropped)
-
-    def _on_request(self, message: JSONObject) -> None:
-        request_id, method, params = message["id"], message["method"], message.get("params")
-        if not self.answer_requests:
-            # 2026-07-28: servers send no requests, and a client must not write responses.
-            log.warning("[%s] Ignoring a %r request from the server: this protocol version has "
-                        "no server-to-client requests", self.name, method)
-            return
-        inline = self.inline_handlers.get(method)
-        if inline is not None:
-            self._answer(request_id, inline, params)
-        elif self.request_handler is None:
-            self._reply(rpc.make_error(request_id, rpc.METHOD_NOT_FOUND, f"Method not found: {method}"))
-        else:
-            token = CancelToken()
-            with self._lock:
-                self._incoming[request_id] = token
-            if not self._pool.submit(self._serve, request_id, method, params, token):
-                with self._lock:
-                    self._incoming.pop(request_id, None)
-                refused = self._pool.dropped
-                if refused == 1 or refused % 1000 == 0:  # say it, without letting a flood flood the log
-                    log.warning("[%s] Too many server requests in flight; refusing %s (%d refused so far)",
-                                self.name, method, refused)
-                self._reply(rpc.make_error(request_id, rpc.INTERNAL_ERROR, "Client overloaded; try again later"))
-
-    def _serve(self, request_id: RequestId, method: str, params: Any, token: CancelToken) -> None:
-        handler = self.request_handler
-        try:
-            if handler is None:
-                raise MCPError(rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-            self._answer(request_id, lambda p: handler(method, p, token), params, token)
-        finally:
-            with self._lock:
-                self._incoming.pop(request_id, None)
-
-    def _answer(self, request_id: RequestId, fn: Callable[[Any], Any], params: Any,
-                token: Optional[CancelToken] = None) -> None:
-        try:
-            result = fn(params if isinstance(params, dict) else None)
-            reply = rpc.make_result(request_id, {} if result is None else result)
-        except MCPError as exc:
-            reply = rpc.make_error(request_id, exc.code, exc.message, exc.data)
-        except Exception as exc:
-            log.exception("[%s] Handler for server request %r raised", self.name, request_id)
-            reply = rpc.make_error(request_id, rpc.INTERNAL_ERROR, f"Client handler failed: {type(exc).__name__}")
-        if token is not None and token.cancelled:
-            return  # the server cancelled it: it expects no answer
-        self._reply(reply)
-
-    def _reply(self, reply: JSONObject) -> None:
-        try:
-            self._send_by(reply, time.monotonic() + _budget(self.default_timeout, None), None)
-        except ProtocolError:  # a handler returned something that is not JSON
-            log.error("[%s] Handler result is not JSON-serialisable; answering with an error", self.name)
-            self._reply(rpc.make_error(reply["id"], rpc.INTERNAL_ERROR, "Client handler returned non-JSON"))
-        except Exception as exc:
-            log.debug("[%s] Could not answer server request: %s", self.name, exc)
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -494,11 +470,9 @@ class Engine:
             for waiter in waiters:
                 waiter.error = error()
                 waiter.done = True
-            incoming = list(self._incoming.values())
         for waiter in waiters:
             _deliver(waiter)
-        for token in incoming:
-            token.cancel("connection closed")
+        self.incoming.cancel_all("connection closed")
 
     def close(self, error: ClosedFactory, final: Optional[Callable[[], None]] = None,
               join_timeout: float = 2.0) -> None:

@@ -25,6 +25,12 @@ REQUEST = "request"
 NOTIFICATION = "notification"
 RESPONSE = "response"
 
+# The two notifications the engine itself implements (the only method names the RPC layer knows):
+#: The peer stopped waiting for a request (``requestId``, optional ``reason``); sent and honoured.
+CANCELLED = "notifications/cancelled"
+#: A request's progress (``progressToken``, ``progress``, ``total``, ``message``); routed to its caller.
+PROGRESS = "notifications/progress"
+
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # The C encoder behind it, called directly: one call per message instead of three Python
 # frames. No circular-reference bookkeeping (that dict would be shared by every thread);
@@ -129,7 +135,7 @@ def classify(message: Any) -> str:
             raise ProtocolError("Not a JSON-RPC message: params is not an object")
         if not has_id:
             return NOTIFICATION
-        if not _valid_id(message["id"]):
+        if not valid_id(message["id"]):
             raise ProtocolError("Not a JSON-RPC request: id must be a string or an integer")
         return REQUEST
     if has_id and ("result" in message or "error" in message):
@@ -143,8 +149,12 @@ def classify(message: Any) -> str:
     raise ProtocolError("Not a JSON-RPC message: no method, result or error")
 
 
-def _valid_id(value: Any) -> bool:
+def valid_id(value: Any) -> bool:
+    """Whether ``value`` may be a request id: a string or an integer (never a bool)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+_valid_id = valid_id  # the old private name, still used by mcpsync.testing
 
 
 def preview(data: Union[bytes, str], limit: int = 120) -> str:

@@ -67,7 +67,7 @@ class LazyThreads:
         return [t.name for t in threads if t.is_alive() and t is not current]
 
 
-class _JobQueue(LazyThreads):
+class JobQueue(LazyThreads):
     """A bounded FIFO of jobs served by up to ``max_threads`` daemon threads."""
 
     def __init__(self, thread_name: str, max_threads: int, limit: int) -> None:
@@ -109,14 +109,14 @@ class _JobQueue(LazyThreads):
             log.warning("Thread %s still busy after %.1fs; leaving it", name, timeout)
 
 
-class SerialDispatcher(_JobQueue):
+class SerialDispatcher(JobQueue):
     """Runs jobs one at a time, in the order submitted, on one thread."""
 
     def __init__(self, name: str, limit: int = 10_000) -> None:
         super().__init__(f"mcpsync-dispatch[{name}]", 1, limit)
 
 
-class WorkerPool(_JobQueue):
+class WorkerPool(JobQueue):
     """Runs jobs on up to ``max_workers`` threads."""
 
     def __init__(self, name: str, max_workers: int = 4, limit: int = 256) -> None:

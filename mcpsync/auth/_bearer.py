@@ -29,6 +29,7 @@ import requests
 import requests.auth
 
 from ..exceptions import AuthError, MCPSyncError
+from ..transports._http_session import current_exchange
 from ._challenge import Challenge
 from ._discovery import Discovery, discover
 from ._fetch import Fetcher
@@ -408,13 +409,11 @@ def _resend(response: requests.Response, header: str, kwargs: Mapping[str, Any])
 def _abort_signal() -> Optional[threading.Event]:
     """The abort event of the mcpsync HTTP exchange this thread is running, if any.
 
-    mcpsync's HTTP transports record the exchange a pool thread works for in a
-    thread-local of ``transports._http``; its ``aborted`` Event is set when the
-    caller stops waiting (timeout, cancel) or the transport closes. Read
+    mcpsync's HTTP transports record the exchange a pool thread works for
+    (``transports._http_session.current_exchange``); its ``aborted`` Event is set when
+    the caller stops waiting (timeout, cancel) or the transport closes. Read
     defensively: without it a login simply runs to its own timeout.
     """
-    from ..transports import _http
-
-    exchange = getattr(getattr(_http, "_local", None), "exchange", None)
+    exchange = current_exchange()
     event = getattr(exchange, "aborted", None)
     return event if isinstance(event, threading.Event) else None

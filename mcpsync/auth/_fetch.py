@@ -2,7 +2,7 @@
 
 This is the auth package's one boundary for ``requests``/``urllib3``/``OSError``
 exceptions: they become mcpsync exceptions here (via the transports'
-:func:`~mcpsync.transports._http.translate`), chained with ``from``.
+:func:`~mcpsync.transports._http_io.translate`), chained with ``from``.
 
 Each flow opens a :class:`Fetcher` and closes it when done, so no connection
 (and no file descriptor) outlives the flow. Redirects are never followed: a
@@ -17,7 +17,9 @@ import logging
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from ..exceptions import MCPSyncError
-from ..transports._http import display_url, new_session, read_body, translate
+from ..transports._http_io import read_body, translate
+from ..transports._http_session import new_session
+from ..transports._urls import display_url
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests

@@ -14,7 +14,7 @@ from typing import List, Mapping, Optional
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from ..exceptions import AuthError
-from ..transports._http import origin
+from ..transports._urls import origin, same_origin
 
 __all__ = [
     "authorization_server_urls", "canonical_resource", "check_url", "covers", "is_loopback", "protected_resource_urls",
@@ -60,11 +60,6 @@ def _shown(url: str) -> str:
     if parts.scheme.lower() in ("http", "https"):
         return repr(urlunsplit((parts.scheme, parts.hostname or "", parts.path, "", "")))
     return repr(parts.scheme + ":...")
-
-
-def same_origin(a: str, b: str) -> bool:
-    """Whether two URLs share scheme, host and port (default ports filled in)."""
-    return origin(a) == origin(b)
 
 
 def canonical_resource(url: str) -> str:

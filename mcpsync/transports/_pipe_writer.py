@@ -13,6 +13,10 @@ once more, so a line queued at that moment is not stranded; and if the server
 stops reading while other threads' lines are still queued, a flusher thread
 (started then, gone when the queue is empty) keeps sending them, so nobody's
 request depends on another thread's deadline.
+
+The writer is the stdio transport's :class:`~mcpsync._rpc.wire.Wire`: the engine calls
+:meth:`PipeWriter.write` (as ``write`` and ``timed_write``) and :meth:`PipeWriter.abandon`
+directly, with nothing in between.
 """
 
 from __future__ import annotations
@@ -23,13 +27,17 @@ import math
 import os
 import threading
 import time
-from typing import IO, Any, Callable, Deque, List, Optional
+from typing import IO, Any, Callable, Deque, List, Optional, Protocol
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
+from .._rpc.wire import SendCancelled
 from ..cancel import CancelToken
 from ..exceptions import RequestCancelled, RequestTimeout, TransportClosed
 from . import _process
+
+if not _process.IS_WINDOWS:
+    import select
 
 log = logging.getLogger("mcpsync.transport.stdio")
 
@@ -51,6 +59,25 @@ class _Line:
         self.taken = False  # moved into the tail by a writer: it goes out, whoever sends it
 
 
+class ConnectionState(Protocol):
+    """What the writer needs to know of the connection it writes for (the engine is one)."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def closed_error(self) -> TransportClosed: ...
+
+
+class _NotOpen:
+    """The connection state before :meth:`PipeWriter.attach`: open, with nothing to write to."""
+
+    closed = False
+
+    @staticmethod
+    def closed_error() -> TransportClosed:
+        return TransportClosed("Transport closed: not connected (call open() first)")
+
+
 class _PipeGone(Exception):
     """The pipe broke or was detached (raised with the lock held; each caller says it its own way)."""
 
@@ -62,15 +89,20 @@ class _PipeGone(Exception):
 class PipeWriter:
     """Writes messages as lines to ``stream`` (attached once the process runs).
 
-    Thread safety: :meth:`write` and :meth:`withdraw` may be called from any
-    thread at once; :meth:`detach` from any thread, once.
+    ``explain_break(exc)`` turns a failed write into the error that says why (exit
+    code, stderr tail), or returns None for the plain "cannot write" error.
+
+    Thread safety: :meth:`write`, :meth:`withdraw` and :meth:`abandon` may be called
+    from any thread at once; :meth:`attach` once, before any write; :meth:`detach`
+    from any thread, once.
     """
 
-    def __init__(self, engine: Any, name: str) -> None:
+    def __init__(self, name: str,
+                 explain_break: Optional[Callable[[BaseException], Optional[TransportClosed]]] = None) -> None:
         self.stream: Optional[IO[bytes]] = None
         self._fd: Optional[int] = None
         self._poll: Any = None
-        self._engine = engine
+        self._connection: ConnectionState = _NotOpen()
         self._name = name
         self._lock = threading.Lock()  # held by the one thread writing to the pipe
         self._io_lock = threading.Lock()  # around each os.write: detach() never closes the fd under it
@@ -79,14 +111,13 @@ class PipeWriter:
         self._tail_shared = False  # the tail holds lines of threads that did not wait for them
         self._handover = threading.Lock()  # guards starting and ending the flusher
         self._flusher: Optional[threading.Thread] = None
-        # Turns a failed write into the error that says why (exit code, stderr tail).
-        self.explain_break: Optional[Callable[[BaseException], Optional[TransportClosed]]] = None
+        self._explain_break = explain_break
 
-    def attach(self, stream: Optional[IO[bytes]]) -> None:
+    def attach(self, stream: Optional[IO[bytes]], connection: ConnectionState) -> None:
+        """Start writing to ``stream`` for ``connection``, whose close stops every write and wait."""
+        self._connection = connection
         self.stream = stream
         if stream is not None and not _process.IS_WINDOWS:
-            import select
-
             fd = stream.fileno()
             os.set_blocking(fd, False)  # the parent's end only: the server's stdin stays blocking
             self._poll = select.poll()
@@ -119,8 +150,8 @@ class PipeWriter:
         """
         data = rpc.encode(message) + b"\n"
         stream = self.stream
-        if stream is None or self._engine.closed:
-            raise self._engine.closed_error()
+        if stream is None or self._connection.closed:
+            raise self._connection.closed_error()
         if self._poll is None:  # Windows: pipes cannot be non-blocking, so a write waits for the server
             with self._lock:
                 try:
@@ -152,6 +183,15 @@ class PipeWriter:
         if not out:
             raise _gave_up(cancel)
 
+    #: The wire's timed write is the same method: every write here is bounded by its deadline.
+    timed_write = write
+
+    def abandon(self, request_id: RequestId, reason: Any, send_cancelled: SendCancelled) -> None:
+        """The wire's abandon: a request still queued is taken back (the server never sees it);
+        one already on its way is cancelled with ``send_cancelled``."""
+        if not self.withdraw(request_id):
+            send_cancelled(request_id, reason)
+
     def withdraw(self, request_id: RequestId) -> bool:
         """Take back a request whose line is still queued; True if it never reached the pipe."""
         for line in list(self._queue):
@@ -168,8 +208,8 @@ class PipeWriter:
     def _wait_for_pipe(self, deadline: float, cancel: Optional[CancelToken]) -> None:
         """Take the lock by ``deadline``, in slices, so a cancel or a close is noticed while waiting."""
         while True:
-            if self._engine.closed:
-                raise self._engine.closed_error()
+            if self._connection.closed:
+                raise self._connection.closed_error()
             if cancel is not None and cancel.cancelled:
                 raise RequestCancelled(cancel.reason)
             remaining = deadline - time.monotonic()
@@ -273,8 +313,8 @@ class PipeWriter:
                 view = view[written:]
                 if not view:
                     break
-                if self._engine.closed:
-                    raise self._engine.closed_error()
+                if self._connection.closed:
+                    raise self._connection.closed_error()
                 if (wait_for is not None and total >= wait_for) or time.monotonic() >= deadline \
                         or (cancel is not None and cancel.cancelled):
                     break
@@ -291,7 +331,7 @@ class PipeWriter:
     def _after_release(self) -> None:
         """Lines queued by threads that found the pipe busy are sent, or handed to the flusher."""
         while self._queue or self._tail_shared:
-            if self._engine.closed or not self._lock.acquire(False):
+            if self._connection.closed or not self._lock.acquire(False):
                 return  # closed, or whoever holds the pipe now does this when it lets go
             try:
                 self._push_all(-math.inf)
@@ -319,7 +359,7 @@ class PipeWriter:
 
     def _start_flusher(self) -> None:
         with self._handover:
-            if self._flusher is None and not self._engine.closed:
+            if self._flusher is None and not self._connection.closed:
                 self._flusher = threading.Thread(target=self._flush, name=f"mcpsync-stdio-flush[{self._name}]",
                                                  daemon=True)
                 self._flusher.start()
@@ -327,7 +367,7 @@ class PipeWriter:
     def _flush(self) -> None:
         """Flusher thread: send what others queued while the server is slow to read, then end."""
         try:
-            while not self._engine.closed:
+            while not self._connection.closed:
                 if not self._lock.acquire(True, SLICE_SECONDS):
                     continue
                 try:
@@ -344,7 +384,7 @@ class PipeWriter:
             self._flusher = None
 
     def _broken(self, exc: BaseException) -> TransportClosed:
-        explain = self.explain_break
+        explain = self._explain_break
         error = explain(exc) if explain is not None else None
         return error if error is not None else TransportClosed(f"Transport closed: cannot write to the server: {exc}")
 

@@ -14,11 +14,11 @@ raises :class:`~mcpsync.ProtocolError` without being held whole in memory.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, List, Optional
+from typing import Callable, Iterable, Iterator, List, Optional
 
 from ..exceptions import ProtocolError
 
-__all__ = ["SSEEvent", "SSEParser", "iter_events"]
+__all__ = ["SSEEvent", "SSEParser", "message_data"]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -174,7 +174,20 @@ class SSEParser:
         self._dirty = False
 
 
-def iter_events(chunks: Iterable[bytes], parser: SSEParser) -> Iterator[SSEEvent]:
-    """Yield every event with non-empty data that ``chunks`` complete, in order."""
+def message_data(chunks: Iterable[bytes], parser: SSEParser,
+                 on_other: Optional[Callable[[SSEEvent], None]] = None) -> Iterator[bytes]:
+    """The one SSE consumption loop: the data of every ``message`` event that ``chunks`` complete.
+
+    Events of another type (``endpoint``, ...) go to ``on_other`` (dropped without one),
+    in stream order. Runs on the consuming thread; the generator is not thread-safe.
+
+    Raises:
+        ProtocolError: one event grew beyond the parser's ``max_event_size``.
+        Whatever iterating ``chunks`` raises (a dropped connection).
+    """
     for chunk in chunks:
-        yield from parser.feed(chunk)
+        for event in parser.feed(chunk):
+            if event.event == "message":
+                yield event.data
+            elif on_other is not None:
+                on_other(event)

@@ -17,9 +17,12 @@ import weakref
 from typing import Any, Callable, List, Mapping, Optional, Tuple
 
 from .._rpc.engine import DEFAULT_TIMEOUT, Engine, RequestHandler
-from .._rpc.options import DEFAULT_OPTIONS, CallOptions
 from .._rpc.jsonrpc import JSONObject, RequestId
+from .._rpc.options import DEFAULT_OPTIONS, CallOptions
+from .._rpc.wire import CallWire, SendCancelled, Wire
+from .._versions import is_modern
 from ..cancel import CancelToken
+from ..exceptions import TransportClosed
 
 log = logging.getLogger("mcpsync.transport")
 
@@ -39,13 +42,11 @@ def weak_method(obj: Any, name: str) -> Callable[..., Any]:
     """
     ref = weakref.ref(obj)
 
-    def call(*args: Any) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
         target = ref()
         if target is None:
-            from ..exceptions import TransportClosed
-
             raise TransportClosed("Transport closed: the transport was garbage collected")
-        return getattr(target, name)(*args)
+        return getattr(target, name)(*args, **kwargs)
 
     return call
 
@@ -53,9 +54,9 @@ def weak_method(obj: Any, name: str) -> Callable[..., Any]:
 class Transport(abc.ABC):
     """A connection to one MCP server.
 
-    Subclasses implement :meth:`_open`, :meth:`_write` and :meth:`_shutdown`;
-    everything else (request ids, waiters, timeouts, cancellation, progress,
-    dispatching) is shared.
+    Subclasses implement :meth:`_open` and :meth:`_write`, usually :meth:`_release`, and
+    may give the engine their own wire; everything else (request ids, waiters, timeouts,
+    cancellation, progress, dispatching, the order of a close) is shared.
 
     Callbacks, all optional, all run off the reader thread:
 
@@ -70,7 +71,11 @@ class Transport(abc.ABC):
 
     kind = "transport"
 
-    def __init__(self, *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT, max_workers: int = 4) -> None:
+    #: Whether garbage collecting an open transport warns (ResourceWarning) and closes it.
+    _close_when_collected = True
+
+    def __init__(self, *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT, max_workers: int = 4,
+                 wire: Optional[Wire] = None) -> None:
         self.name = safe_name(name)
         self.on_notification: Optional[Callable[[str, Optional[JSONObject]], None]] = None
         self.on_error: Optional[Callable[[BaseException], None]] = None
@@ -78,13 +83,17 @@ class Transport(abc.ABC):
         self._listeners: List[Callable[[str, Optional[JSONObject]], None]] = []
         # The engine and the threads reach the transport only through weak references,
         # so an unclosed transport can still be garbage collected (and then cleaned up).
-        self._engine = Engine(weak_method(self, "_write"), name=self.name, default_timeout=timeout,
-                              max_workers=max_workers)
-        self._engine.notification_sink = weak_method(self, "_deliver_notification")
+        # Without a wire of its own, the transport's _write, _write_by and _abandon are it.
+        if wire is None:
+            wire = CallWire(weak_method(self, "_write"), weak_method(self, "_write_by"),
+                            weak_method(self, "_abandon"))
+        self._engine = Engine(wire, name=self.name, default_timeout=timeout, max_workers=max_workers,
+                              on_notification=weak_method(self, "_deliver_notification"))
         self._state_lock = threading.Lock()
         self._started = False
         self._closing = False
         self._released = threading.Event()  # set once a close has released everything
+        self._close_message = "Transport closed"  # what later calls are told (see _closed_error)
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._closing else "not connected")
@@ -137,22 +146,19 @@ class Transport(abc.ABC):
         for code that drives a transport directly.
         """
         if not self._started:
-            from ..exceptions import TransportClosed
-
             raise TransportClosed("Transport closed: not connected (call open() first)")
         if changes:
             options = (options or DEFAULT_OPTIONS)._replace(**changes)
         return self._engine.request(method, params, options or DEFAULT_OPTIONS)
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> None:
-        """Send a JSON-RPC notification; returns once it is written.
+        """Send a JSON-RPC notification; returns once it is written (bounded by :attr:`timeout`).
 
         Raises:
             TransportClosed: the transport is not connected.
+            RequestTimeout: the server did not take it in time.
         """
         if not self._started:
-            from ..exceptions import TransportClosed
-
             raise TransportClosed("Transport closed: not connected (call open() first)")
         self._engine.notify(method, params)
 
@@ -162,11 +168,11 @@ class Transport(abc.ABC):
         The handler runs on a worker thread and returns the result dict or raises
         :class:`~mcpsync.MCPError`; without a handler every request gets ``-32601``.
         """
-        self._engine.request_handler = handler
+        self._engine.incoming.set_handler(handler)
 
     def set_inline_handler(self, method: str, handler: Callable[[Optional[JSONObject]], Any]) -> None:
         """Answer ``method`` straight from the reader thread; ``handler`` must not block."""
-        self._engine.inline_handlers[method] = handler
+        self._engine.incoming.set_inline_handler(method, handler)
 
     #: How ``protocol="auto"`` finds this transport's era: "probe" (a ``server/discover`` probe with a
     #: short timeout, for stdio and other byte streams), "http" (Streamable HTTP's modern-request-first
@@ -180,11 +186,10 @@ class Transport(abc.ABC):
         request metadata headers, to read JSON-RPC errors in 4xx bodies, and to
         cancel by closing a request's stream instead of sending ``notifications/cancelled``.
         On every transport a modern version stops answers to server requests (there are none
-        in that era, and a client must not write responses).
+        in that era, and a client must not write responses): this is the one place that rule
+        is decided, as the engine's generic "answer the peer's requests" setting.
         """
-        from .._versions import is_modern
-
-        self._engine.answer_requests = not is_modern(version)
+        self._engine.incoming.set_answering(not is_modern(version))
 
     def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
         """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).
@@ -236,9 +241,46 @@ class Transport(abc.ABC):
     def _write(self, message: JSONObject) -> None:
         """Send one message; raise TransportClosed if the connection is gone."""
 
-    @abc.abstractmethod
+    def _release(self, cause: Optional[BaseException]) -> None:
+        """Release the OS/HTTP resources and stop the transport's threads, bounded in time.
+
+        Runs once, on the closing thread (which may be the reader), from :meth:`_shutdown`.
+        ``cause`` is None for a deliberate close, else what ended the connection. Nothing
+        to release here. (A transport written against the older contract may override
+        :meth:`_shutdown` itself instead, ending with :meth:`_finish_close`.)
+        """
+
+    def _write_by(self, message: JSONObject, deadline: float, cancel: Optional[CancelToken]) -> None:
+        """The default wire's timed write: :meth:`_write`, for writes that never block."""
+        self._write(message)
+
+    def _abandon(self, request_id: RequestId, reason: Any, send_cancelled: SendCancelled) -> None:
+        """The default wire's abandon: tell the server with ``notifications/cancelled``."""
+        send_cancelled(request_id, reason)
+
     def _shutdown(self, cause: Optional[BaseException]) -> None:
-        """Release everything and call :meth:`_finish_close`. ``cause`` is set on a failure."""
+        """The order of every close, run once: fail the waiters, release, then finish.
+
+        A deliberate close (``cause`` None) fails pending calls at once, before the
+        polite part (which may take up to the shutdown timeouts); a lost connection
+        fails them after the release, with the error that says what happened.
+        """
+        if cause is None:
+            # A deliberate close: fail the waiters now, not after the polite shutdown below.
+            self._engine.fail_pending(self._closed_error)
+        try:
+            self._release(cause)
+        finally:
+            self._close_message = self._describe_close(cause)
+            self._finish_close(self._closed_error)
+
+    def _describe_close(self, cause: Optional[BaseException]) -> str:
+        """The message of the error later calls get (after :meth:`_release`, so it may use its results)."""
+        return "Transport closed" if cause is None else f"Transport closed: {cause}"
+
+    def _closed_error(self) -> TransportClosed:
+        """The error pending and later calls get once closed (subclasses add details)."""
+        return TransportClosed(self._close_message)
 
     def _lost(self, cause: Optional[BaseException]) -> None:
         """The connection died under us (EOF, read error): close from the reader side."""
@@ -247,15 +289,18 @@ class Transport(abc.ABC):
                 return
             self._closing = True
         if cause is not None and self.on_error is not None and self._started:
-            error_callback = self.on_error
-            self._engine._dispatcher.submit(error_callback, cause)
+            self._engine.call_soon(self.on_error, cause)
         self._shutdown(cause)
 
     def _finish_close(self, error_factory: Callable[[], Any]) -> None:
-        """Called by ``_shutdown`` once the OS/HTTP resources are released."""
+        """The end of :meth:`_shutdown`, once the OS/HTTP resources are released."""
         self._engine.fail_pending(error_factory)
         self._released.set()
         self._engine.close(error_factory, final=self._call_on_close)
+
+    def __del__(self) -> None:
+        if self._close_when_collected and getattr(self, "_started", False) and not getattr(self, "_closing", True):
+            close_unclosed(self)
 
     def _call_on_close(self) -> None:
         callback = self.on_close
@@ -272,7 +317,7 @@ class Transport(abc.ABC):
         response is seen (dropping a cached list on ``list_changed``). The hook
         must be quick and must not block or call back into the transport.
         """
-        self._engine.notification_hook = hook
+        self._engine.set_notification_hook(hook)
 
     def add_notification_listener(self, listener: Callable[[str, Optional[JSONObject]], None]) -> None:
         """Also deliver every notification to ``listener`` (before ``on_notification``).

@@ -12,8 +12,7 @@ from typing import Any, Callable, List, Optional
 
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject, decode, encode
-from ..exceptions import ProtocolError
-from ..exceptions import TransportClosed
+from ..exceptions import ProtocolError, TransportClosed
 from .base import Transport
 
 Peer = Callable[["MemoryTransport", JSONObject], None]
@@ -29,6 +28,7 @@ class MemoryTransport(Transport):
 
     kind = "memory"
     era_detection = "legacy"  # a scripted peer answers what the test scripts; pass protocol= for others
+    _close_when_collected = False  # it holds no OS resource, and tests drop open ones freely
 
     def __init__(self, peer: Peer, *, name: str = "memory", timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
         super().__init__(name=name, timeout=timeout)
@@ -67,6 +67,3 @@ class MemoryTransport(Transport):
         """Simulate the peer dropping the connection."""
         self._lost(ConnectionResetError(reason))
 
-    def _shutdown(self, cause: Optional[BaseException]) -> None:
-        message = "Transport closed" if cause is None else f"Transport closed: {cause}"
-        self._finish_close(lambda: TransportClosed(message))

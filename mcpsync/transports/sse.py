@@ -17,11 +17,12 @@ from urllib.parse import urljoin
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
-from ..exceptions import ConnectError, ProtocolError, TransportError
-from ._http import (
-    Exchange, HTTPTransportBase, display_url, iter_chunks, media_type, origin, read_body, status_error,
-)
-from ._sse import SSEParser, iter_events
+from ..exceptions import ConnectError, TransportError
+from ._http import HTTPTransportBase
+from ._http_io import media_type, read_body, status_error
+from ._http_session import Exchange
+from ._sse import SSEEvent, SSEParser
+from ._urls import display_url, same_origin
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -117,27 +118,23 @@ class SSETransport(HTTPTransportBase):
             if media_type(response) != "text/event-stream":
                 raise ConnectError(f"{display_url(self.url)} answered with Content-Type "
                                    f"{media_type(response)!r}, not an event stream")
-            parser = SSEParser(self.max_message_size)
-            for event in iter_events(iter_chunks(response), parser):
-                if event.event == "endpoint":
-                    if self.endpoint is None:
-                        self._accept_endpoint(event.data)
-                    continue
-                if event.event != "message":
-                    log.debug("[%s] Ignoring SSE event %r", self.name, event.event)
-                    continue
-                try:
-                    self._feed_checked(event.data, "SSE data from the server")
-                except ProtocolError as exc:
-                    self._report(exc)
+            self._feed_stream(response, SSEParser(self.max_message_size), "SSE data from the server",
+                              on_other=self._on_event)
         finally:
             self._stream.release()
             response.close()
 
+    def _on_event(self, event: SSEEvent) -> None:
+        """A non-``message`` event: the first ``endpoint`` names where to POST; others are skipped."""
+        if event.event != "endpoint":
+            self._skip_event(event)
+        elif self.endpoint is None:
+            self._accept_endpoint(event.data)
+
     def _accept_endpoint(self, data: bytes) -> None:
         text = data.decode("utf-8", errors="replace").strip()
         resolved = urljoin(self.url, text)
-        if origin(resolved) != origin(self.url):
+        if not same_origin(resolved, self.url):
             raise ConnectError(f"Refusing the endpoint {display_url(resolved)}: it is on another origin than "
                                f"{display_url(self.url)}")
         self.endpoint = resolved

@@ -26,7 +26,7 @@ from .._rpc.workers import join_quietly
 from ..exceptions import ConnectError, ProtocolError, TransportClosed
 from . import _process
 from ._pipe_writer import PipeWriter
-from .base import Transport, close_unclosed, safe_name, weak_method
+from .base import Transport, safe_name, weak_method
 
 log = logging.getLogger("mcpsync.transport.stdio")
 
@@ -78,7 +78,10 @@ class StdioTransport(Transport):
     ) -> None:
         if not command:
             raise ValueError("StdioTransport needs a command")
-        super().__init__(name=name or default_name(command, args), timeout=timeout, max_workers=max_workers)
+        label = safe_name(name or default_name(command, args))
+        # The pipe writer is the engine's wire: the hot path calls its write directly.
+        self._writer = PipeWriter(label, explain_break=weak_method(self, "_explain_break"))
+        super().__init__(name=label, timeout=timeout, max_workers=max_workers, wire=self._writer)
         self.command = command
         self.args = [str(a) for a in args]
         self.env = dict(env or {})
@@ -88,18 +91,12 @@ class StdioTransport(Transport):
         self.shutdown_timeout = shutdown_timeout
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(self.name)}")
         self._proc: "Optional[subprocess.Popen[bytes]]" = None
-        self._writer = PipeWriter(self._engine, self.name)
-        self._writer.explain_break = weak_method(self, "_explain_break")
-        self._engine._send = self._writer.write  # the hot path skips the weak indirection
-        self._engine.timed_send = self._writer.write
-        self._engine.abandon_hook = _withdraw_or_cancel(self._writer, self._engine.abandon_hook)
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._reader: Optional[threading.Thread] = None
         self._drain: Optional[threading.Thread] = None
         self._watcher: Optional[threading.Thread] = None
         self._shutting_down = threading.Event()
-        self._shutdown_done = threading.Event()
-        self._close_message = "Transport closed"
+        self._lost_cause = False  # the close had a cause: its error carries the exit code and stderr tail
         self.skipped_lines = 0
 
     def __repr__(self) -> str:
@@ -133,11 +130,12 @@ class StdioTransport(Transport):
         except (OSError, ValueError) as exc:
             raise ConnectError(f"Cannot start MCP server {self.command!r}: {exc}") from exc
         _live.add(self)
-        self._writer.attach(self._proc.stdin)
+        self._writer.attach(self._proc.stdin, self._engine)
         me = weakref.ref(self)
+        lost = weak_method(self, "_lost")
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._reader = threading.Thread(
-            target=_read_stdout, args=(me, self._proc.stdout, self._engine, self.max_message_size, self.name),
+            target=_read_stdout, args=(me, lost, self._proc.stdout, self._engine, self.max_message_size, self.name),
             name=f"mcpsync-stdio-reader[{self.name}]", daemon=True,
         )
         self._drain = threading.Thread(
@@ -145,7 +143,7 @@ class StdioTransport(Transport):
             name=f"mcpsync-stdio-stderr[{self.name}]", daemon=True,
         )
         self._watcher = threading.Thread(
-            target=_watch_exit, args=(me, self._proc, self._shutting_down, self.shutdown_timeout),
+            target=_watch_exit, args=(lost, self._proc, self._shutting_down, self.shutdown_timeout),
             name=f"mcpsync-stdio-exit[{self.name}]", daemon=True,
         )
         self._drain.start()
@@ -156,16 +154,14 @@ class StdioTransport(Transport):
     def _write(self, message: JSONObject) -> None:
         self._writer.write(message)
 
-    def _shutdown(self, cause: Optional[BaseException]) -> None:
+    def _release(self, cause: Optional[BaseException]) -> None:
+        """Close stdin, end the process group (SIGTERM, then SIGKILL), join the threads, close the pipes."""
         proc = self._proc
         if proc is None:
-            self._finish_close(TransportClosed)
             return
+        self._lost_cause = cause is not None
         self._shutting_down.set()
         on_reader = threading.current_thread() is self._reader
-        if cause is None:
-            # A deliberate close: fail the waiters now, not after the polite shutdown below.
-            self._engine.fail_pending(TransportClosed)
         self._writer.detach()
         if proc.stdin is not None:
             with _suppress():
@@ -185,28 +181,29 @@ class StdioTransport(Transport):
                 with _suppress():
                     stream.close()
         _live.discard(self)
-        self._close_message = _describe_exit(proc.returncode, list(self._stderr_tail), cause)
-        self._finish_close(self._closed_error)
-        self._shutdown_done.set()
+
+    def _describe_close(self, cause: Optional[BaseException]) -> str:
+        proc = self._proc
+        if proc is None:
+            return super()._describe_close(None)
+        return _describe_exit(proc.returncode, list(self._stderr_tail), cause)
 
     def _explain_break(self, exc: BaseException) -> Optional[TransportClosed]:
         """A write failed: the server is most likely gone. Wait (bounded) for the reader to
         see it exit, so the error can carry the exit code and stderr tail."""
         if threading.current_thread() is not self._reader:
-            self._shutdown_done.wait(self.shutdown_timeout + 1.0)
+            self._released.wait(self.shutdown_timeout + 1.0)
         return self._engine.closed_error() if self._engine.closed else None
 
     def _closed_error(self) -> TransportClosed:
+        if not self._lost_cause:
+            return TransportClosed(self._close_message)  # a deliberate close: nothing more to say
         proc = self._proc
         return TransportClosed(
             self._close_message,
             returncode=proc.returncode if proc is not None else None,
             stderr_tail=list(self._stderr_tail),
         )
-
-    def __del__(self) -> None:
-        if getattr(self, "_started", False) and not getattr(self, "_closing", True):
-            close_unclosed(self)
 
 
 _LAUNCHER = re.compile(r"^(python[0-9.]*|pythonw|py|node|uv|uvx|npx|bun|deno|bash|sh|java|ruby|perl)$")
@@ -255,17 +252,9 @@ class _EndOfStream(Exception):
     pass
 
 
-def _withdraw_or_cancel(writer: PipeWriter, send_cancel: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
-    """The engine's abandon hook: a request still queued is taken back; one sent is cancelled."""
-    def abandon(request_id: Any, reason: Any) -> None:
-        if not writer.withdraw(request_id):
-            send_cancel(request_id, reason)
-    return abandon
-
-
-def _read_stdout(me: "weakref.ref[StdioTransport]", stream: IO[bytes], engine: Any,
-                 limit: int, name: str) -> None:
-    """Reader thread: one JSON-RPC message per line, until EOF."""
+def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[BaseException]], None], stream: IO[bytes],
+                 engine: Any, limit: int, name: str) -> None:
+    """Reader thread: one JSON-RPC message per line, until EOF; then ``lost(cause)`` closes the transport."""
     cause: Optional[BaseException] = _EndOfStream("server closed its stdout")
     try:
         while True:
@@ -288,10 +277,10 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", stream: IO[bytes], engine: A
                 log.warning("[%s] Skipping a line from the server: %s; line: %s", name, exc, rpc.preview(line))
     except (OSError, ValueError) as exc:
         cause = exc
-    transport = me()
-    if transport is not None:
-        transport._lost(cause)
-        del transport
+    try:
+        lost(cause)
+    except TransportClosed:
+        pass  # the transport was garbage collected: its own close ended everything
     with _suppress():
         stream.close()  # the reader owns stdout: release the pipe as soon as reading ends
 
@@ -360,7 +349,7 @@ def _drain_stderr(stream: IO[bytes], tail: Deque[str], server_log: logging.Logge
             stream.close()
 
 
-def _watch_exit(me: "weakref.ref[StdioTransport]", proc: "subprocess.Popen[bytes]",
+def _watch_exit(lost: Callable[[BaseException], None], proc: "subprocess.Popen[bytes]",
                 shutting_down: threading.Event, grace: float) -> None:
     """Exit-watcher thread: notice a dead server even when its stdout stays open.
 
@@ -371,9 +360,10 @@ def _watch_exit(me: "weakref.ref[StdioTransport]", proc: "subprocess.Popen[bytes
     proc.wait()
     if shutting_down.wait(grace):
         return
-    transport = me()
-    if transport is not None:
-        transport._lost(_EndOfStream("server process exited but its stdout is still held open"))
+    try:
+        lost(_EndOfStream("server process exited but its stdout is still held open"))
+    except TransportClosed:
+        pass  # the transport was garbage collected: its own close ended everything
 
 
 def _close_all_at_exit() -> None:

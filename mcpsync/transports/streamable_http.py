@@ -27,15 +27,17 @@ import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from .._rpc import jsonrpc as rpc
-from ._headers import HeaderPlan, routing_headers
 from .._rpc.jsonrpc import JSONObject
 from .._versions import is_modern
 from ..exceptions import HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired
-from ._http import (
-    Exchange, HTTPTransportBase, answers, display_url, iter_chunks, media_type, read_body, status_error,
-)
-from ._sse import SSEParser, iter_events
+from ._headers import HeaderPlan, routing_headers
+from ._http import HTTPTransportBase
+from ._http_io import answers, iter_chunks, media_type, read_body, status_error
+from ._http_session import Exchange
+from ._sse import SSEParser
+from ._urls import display_url
 from .base import Transport
+from .sse import SSETransport
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -182,7 +184,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         cached = self._templates
         if cached is not None and cached[0] == key:
             return cached[1]
-        import requests
+        import requests  # noqa: PLC0415 (lazy: import mcpsync must not load the HTTP stack)
 
         template = session.prepare_request(requests.Request("POST", self.url, headers=headers))
         self._templates = (key, template)
@@ -257,16 +259,15 @@ class StreamableHTTPTransport(HTTPTransportBase):
                      request_id: Any) -> bool:
         """Feed the stream's messages to the engine until ``request_id`` is answered (True) or it ends."""
         what = f"SSE data in the response to request {request_id}"
+
+        def done(message: Any) -> bool:
+            return answers(message, request_id) or exchange.aborted.is_set()
+
         try:
-            for event in iter_events(iter_chunks(response), parser):
-                if event.event != "message":
-                    log.debug("[%s] Ignoring SSE event %r", self.name, event.event)
-                    continue
-                if answers(self._feed_checked(event.data, what), request_id):
+            if self._feed_stream(response, parser, what, stop=done, strict=True):
+                if not exchange.aborted.is_set():
                     self._drain(response, exchange)
-                    return True
-                if exchange.aborted.is_set():
-                    return True
+                return True
         except MCPSyncError:
             raise
         except Exception as exc:  # a dropped connection: like an early end, maybe resumable
@@ -387,7 +388,6 @@ class StreamableHTTPTransport(HTTPTransportBase):
         if parser.last_event_id is not None:
             headers["Last-Event-ID"] = parser.last_event_id
         sent = headers.get("Mcp-Session-Id")
-        got_events = False
         try:
             response = self._get(headers, exchange)
             answered.set()
@@ -405,14 +405,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
                     raise ProtocolError(f"The GET stream answered with Content-Type {media_type(response)!r}, "
                                         "not an event stream")
                 parser = parser.resumed()
-                for event in iter_events(iter_chunks(response), parser):
-                    got_events = True
-                    if event.event != "message":
-                        continue
-                    try:
-                        self._feed_checked(event.data, "SSE data on the listener stream")
-                    except ProtocolError as exc:
-                        self._report(exc)
+                self._feed_stream(response, parser, "SSE data on the listener stream")
             finally:
                 exchange.release()
                 response.close()
@@ -423,7 +416,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
             if self._stop.is_set() or exchange.aborted.is_set():
                 return None
             log.info("[%s] Listener stream dropped: %s; reconnecting", self.name, self._translated(exc))
-        return got_events or parser.events_seen > 0, parser
+        return parser.events_seen > 0, parser
 
     # -- closing ----------------------------------------------------------------------------------
 
@@ -461,8 +454,6 @@ class StreamableHTTPTransport(HTTPTransportBase):
         if not (self.legacy_fallback and self._first_refused and isinstance(error, HTTPStatusError)
                 and not isinstance(error, SessionExpired) and error.status_code in _FALLBACK_STATUSES):
             return None
-        from .sse import SSETransport
-
         log.info("[%s] %s answered %d to the first POST; trying the legacy HTTP+SSE transport",
                  self.name, display_url(self.url), error.status_code)
         alternate = SSETransport(self.url, endpoint_timeout=self.endpoint_timeout, **self._options)

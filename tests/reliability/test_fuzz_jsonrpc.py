@@ -18,6 +18,7 @@ from hypothesis import given, strategies as st
 from mcpsync import MCPError, ProtocolError, TransportClosed
 from mcpsync._rpc import jsonrpc as rpc
 from mcpsync._rpc.engine import Engine, _Waiter
+from mcpsync._rpc.wire import CallWire
 
 from .conftest import PROPERTY_SETTINGS, TIERS
 
@@ -107,8 +108,8 @@ def test_the_engine_takes_any_message_sequence_and_never_misroutes_an_answer(tie
     @given(st.lists(messages, max_size=6))
     def check(sequence: List[Any]) -> None:
         sent: List[Any] = []
-        engine = Engine(sent.append, name="fuzz")  # no handlers: requests are refused, on this thread
-        engine.inline_handlers["ping"] = lambda params: {}
+        engine = Engine(CallWire(sent.append), name="fuzz")  # no handlers: requests are refused, on this thread
+        engine.incoming.set_inline_handler("ping", lambda params: {})
         waiters = {request_id: _Waiter("tools/call", None, False, threading.Event()) for request_id in (1, 2, 3)}
         engine._waiters.update(waiters)
         for message in sequence:

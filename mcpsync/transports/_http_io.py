@@ -1,0 +1,152 @@
+"""What HTTP answers mean to the transports: bodies read within limits, statuses and failures as mcpsync errors.
+
+This module is the one boundary where ``requests``/``urllib3``/``OSError``
+exceptions become mcpsync exceptions (:func:`translate`), always chained with
+``from`` by the caller; ``requests`` and ``urllib3`` are imported only when a
+failure has to be translated. The functions take a ``requests.Response`` and
+never keep it; they run on the thread that reads the response and are safe to
+call from any number of such threads at once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Type
+
+from ..exceptions import ConnectError, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportError
+from ._urls import display_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    import requests
+
+__all__ = [
+    "BODY_EXCERPT", "DEFAULT_MAX_MESSAGE_SIZE", "READ_CHUNK", "answers", "iter_chunks", "media_type", "read_body",
+    "status_error", "translate",
+]
+
+#: The largest JSON body or SSE event accepted by default, in bytes.
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+#: How much one read of a streamed body asks for.
+READ_CHUNK = 256 * 1024
+#: How much of an error body an HTTPStatusError's message quotes.
+BODY_EXCERPT = 500
+
+
+def media_type(response: "requests.Response") -> str:
+    """The Content-Type without parameters, lower-cased ("" when absent)."""
+    return str(response.headers.get("Content-Type", "")).split(";", 1)[0].strip().lower()
+
+
+def iter_chunks(response: "requests.Response", chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
+    """The (decoded) body as it arrives: each chunk is whatever one read returned."""
+    raw = response.raw
+    read1 = getattr(raw, "read1", None)
+    if read1 is None:  # urllib3 1.x
+        yield from raw.stream(chunk_size, decode_content=True)
+        return
+    while True:
+        chunk = read1(chunk_size, decode_content=True)
+        if not chunk:
+            return
+        yield chunk
+
+
+def read_body(response: "requests.Response", limit: int, what: str) -> bytes:
+    """The whole body, refusing one larger than ``limit`` bytes without holding it.
+
+    Raises:
+        ProtocolError: the body is larger than ``limit``.
+    """
+    declared = response.headers.get("Content-Length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ProtocolError(f"{what} is larger than max_message_size ({int(declared)} > {limit} bytes)")
+    parts: List[bytes] = []
+    size = 0
+    for chunk in iter_chunks(response):
+        size += len(chunk)
+        if size > limit:
+            raise ProtocolError(f"{what} is larger than max_message_size ({limit} bytes)")
+        parts.append(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = HTTPStatusError,
+                 prefix: str = "", raw: Optional[bytes] = None) -> HTTPStatusError:
+    """``HTTP <status>: <body excerpt>`` plus the auth hints, as an HTTPStatusError (or ``cls``).
+
+    ``raw`` is the body when the caller has already read it.
+    """
+    try:
+        if raw is None:
+            raw = read_body(response, 64 * 1024, "error body")
+        body = raw.decode("utf-8", errors="replace")
+    except Exception:  # the body is only decoration: the status is the error
+        body = ""
+    text = " ".join(body.split())
+    if len(text) > BODY_EXCERPT:
+        text = text[:BODY_EXCERPT] + "..."
+    message = f"{prefix}HTTP {response.status_code}: {text}" if text else f"{prefix}HTTP {response.status_code}"
+    hints = [f"{name}: {response.headers[name]}" for name in ("WWW-Authenticate", "Mcp-Auth-Server")
+             if response.headers.get(name)]
+    if hints:
+        message += " (" + "; ".join(hints) + ")"
+    return cls(message, status_code=response.status_code, headers=dict(response.headers), body=body[:64 * 1024])
+
+
+def translate(exc: BaseException, url: str) -> MCPSyncError:
+    """Map a requests/urllib3/OS error to the most specific mcpsync exception (chain it with ``from``)."""
+    if isinstance(exc, MCPSyncError):
+        return exc
+    # Lazy: ``import mcpsync`` must not load the HTTP stack (only an HTTP failure gets here).
+    import requests  # noqa: PLC0415
+    from urllib3.exceptions import ConnectTimeoutError, NewConnectionError  # noqa: PLC0415
+
+    where = display_url(url)
+    if isinstance(exc, requests.exceptions.SSLError):
+        return ConnectError(f"TLS error talking to {where}: {_reason(exc)}")
+    if isinstance(exc, (requests.exceptions.ConnectTimeout, requests.exceptions.ProxyError)):
+        return ConnectError(f"Cannot connect to {where}: {_reason(exc)}")
+    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
+                        requests.exceptions.InvalidSchema)):
+        return ConnectError(f"Invalid URL {where}: {_reason(exc)}")
+    if isinstance(exc, requests.exceptions.ReadTimeout):
+        return RequestTimeout(f"HTTP read from {where} timed out")
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        reason = exc.args[0] if exc.args else None
+        cause = getattr(reason, "reason", reason)
+        if isinstance(cause, (NewConnectionError, ConnectTimeoutError, ConnectionRefusedError)):
+            return ConnectError(f"Cannot connect to {where}: {_reason(exc)}")
+        return TransportError(f"Connection to {where} lost: {_reason(exc)}")
+    if isinstance(exc, requests.exceptions.RequestException):
+        return TransportError(f"HTTP request to {where} failed: {_reason(exc)}")
+    import http.client  # noqa: PLC0415 (lazy, as above)
+
+    from urllib3.exceptions import HTTPError as Urllib3Error, ReadTimeoutError  # noqa: PLC0415
+
+    if isinstance(exc, ReadTimeoutError):
+        return RequestTimeout(f"HTTP read from {where} timed out")
+    if isinstance(exc, (Urllib3Error, http.client.HTTPException)):
+        return TransportError(f"Connection to {where} lost: {_reason(exc)}")
+    if isinstance(exc, OSError):
+        return TransportError(f"Connection to {where} failed: {exc}")
+    return TransportError(f"HTTP exchange with {where} failed: {type(exc).__name__}: {exc}")
+
+
+def _reason(exc: BaseException) -> str:
+    # urllib3 quotes the request's path with its query ("... with url: /mcp?key=..."): a query may
+    # hold a secret, and this text ends up in logs, statuses and the CLI, so it is cut out.
+    text = _QUERY.sub(r"\1?...", str(exc))
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+_QUERY = re.compile(r"((?:https?://|\burl: )[^\s?'\"]*)\?[^\s'\")]+")
+
+
+def answers(message: Any, request_id: Any) -> bool:
+    """Whether ``message`` (or a batch) holds the response to ``request_id``."""
+    if isinstance(message, dict):
+        return message.get("id") == request_id and type(message.get("id")) is type(request_id) and (
+            "result" in message or "error" in message)
+    if isinstance(message, list):
+        return any(answers(item, request_id) for item in message)
+    return False

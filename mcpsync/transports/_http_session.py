@@ -1,0 +1,326 @@
+"""The requests side of the HTTP transports: one tracked ``requests.Session`` per connection.
+
+:func:`new_session` builds a Session whose pools record, for every connection,
+which :class:`Exchange` is using it. That is what makes an exchange abortable
+from another thread: a thread parked in ``recv`` on a socket is not woken by
+``close()``, so :meth:`Exchange.abort` shuts the socket itself down, which wakes
+the reader at once. ``requests`` and urllib3 are imported when the first session
+is built, never by ``import mcpsync``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
+
+from .._version import __version__
+from ._urls import display_url, origin, same_origin
+
+if TYPE_CHECKING:  # pragma: no cover
+    import requests
+
+__all__ = ["Exchange", "check_verify", "current_exchange", "new_session"]
+
+log = logging.getLogger("mcpsync.transport.http")
+
+_owner_lock = threading.Lock()
+_local = threading.local()
+
+
+class Exchange:
+    """One HTTP exchange in flight, abortable from any thread.
+
+    The worker thread enters :meth:`running`; every connection the pool hands
+    it in that block is recorded here. :meth:`abort` marks the exchange
+    aborted and shuts down the socket it is using, so a read blocked in
+    ``recv`` returns at once. A connection is recorded with its owner, so a
+    late abort never touches a connection already reused by another exchange.
+    """
+
+    __slots__ = ("key", "aborted", "_conn")
+
+    def __init__(self, key: Any = None) -> None:
+        self.key = key
+        self.aborted = threading.Event()
+        self._conn: Any = None
+
+    def abort(self) -> None:
+        """Stop this exchange: wake its reader (idempotent, never raises)."""
+        with _owner_lock:
+            self.aborted.set()
+            conn = self._conn
+            if conn is not None and getattr(conn, "mcpsync_owner", None) is self:
+                _shutdown_socket(getattr(conn, "sock", None))
+
+    def running(self) -> "_Running":
+        """Context manager: connections used by this thread inside it belong to this exchange."""
+        return _Running(self)
+
+    def socket(self) -> Any:
+        """The socket of the connection this exchange is using, if any (for its own thread)."""
+        return getattr(self._conn, "sock", None)
+
+    def release(self) -> None:
+        """Forget the connection (it may go back to the pool and serve someone else)."""
+        with _owner_lock:
+            conn, self._conn = self._conn, None
+            if conn is not None and getattr(conn, "mcpsync_owner", None) is self:
+                conn.mcpsync_owner = None
+
+    def attach(self, conn: Any) -> None:
+        """Record ``conn`` (a tracked connection) as the one this exchange uses now."""
+        with _owner_lock:
+            conn.mcpsync_owner = self
+            self._conn = conn
+            if self.aborted.is_set():
+                _shutdown_socket(getattr(conn, "sock", None))
+
+
+class _Running:
+    __slots__ = ("_exchange", "_previous")
+
+    def __init__(self, exchange: Exchange) -> None:
+        self._exchange = exchange
+        self._previous: Optional[Exchange] = None
+
+    def __enter__(self) -> Exchange:
+        self._previous = getattr(_local, "exchange", None)
+        _local.exchange = self._exchange
+        return self._exchange
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _local.exchange = self._previous
+
+
+def _shutdown_socket(sock: Any) -> None:
+    if sock is None:
+        return
+    try:
+        if isinstance(sock, socket.socket):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)  # also for TLS: skip SSLSocket's own bookkeeping
+        else:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def current_exchange() -> Optional[Exchange]:
+    """The exchange this thread is running now (inside :meth:`Exchange.running`), if any.
+
+    An auth object called from a pool thread uses it to learn, through the exchange's
+    ``aborted`` Event, that the caller stopped waiting.
+    """
+    exchange: Optional[Exchange] = getattr(_local, "exchange", None)
+    return exchange
+
+
+def _note_connection(conn: Any) -> None:
+    exchange = getattr(_local, "exchange", None)
+    if exchange is not None:
+        exchange.attach(conn)
+
+
+def _disown(conn: Any) -> None:
+    """A connection going back to the pool belongs to no exchange any more: a late abort of the
+    exchange that used it (a timeout racing the end of its response) must not shut it down under
+    the next request that takes it from the pool."""
+    if conn is not None:
+        with _owner_lock:
+            conn.mcpsync_owner = None
+
+
+_classes: Dict[str, Any] = {}
+
+
+def _session_classes() -> Tuple[Type[Any], Type[Any]]:
+    """Build (once) the Session and HTTPAdapter subclasses; imports requests."""
+    if "session" in _classes:
+        return _classes["session"], _classes["adapter"]
+    # Lazy: the first HTTP connection loads the HTTP stack, ``import mcpsync`` does not.
+    import requests  # noqa: PLC0415
+    from requests.adapters import HTTPAdapter  # noqa: PLC0415
+    from urllib3.connection import HTTPConnection, HTTPSConnection  # noqa: PLC0415
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool  # noqa: PLC0415
+    from urllib3.poolmanager import PoolManager  # noqa: PLC0415
+
+    def tracked(base: Type[Any]) -> Type[Any]:
+        class Tracked(base):  # type: ignore[misc]
+            #: The Exchange using this connection now (set and cleared under the owner lock).
+            mcpsync_owner: Optional[Exchange] = None
+
+            def request(self, *args: Any, **kwargs: Any) -> Any:
+                _note_connection(self)
+                return super().request(*args, **kwargs)
+
+            def connect(self) -> None:
+                super().connect()
+                owner = self.mcpsync_owner
+                if owner is not None and owner.aborted.is_set():
+                    _shutdown_socket(getattr(self, "sock", None))
+
+        Tracked.__name__ = f"Tracked{base.__name__}"
+        return Tracked
+
+    class TrackedHTTPPool(HTTPConnectionPool):
+        ConnectionCls = tracked(HTTPConnection)
+
+        def _put_conn(self, conn: Any) -> None:
+            _disown(conn)
+            super()._put_conn(conn)
+
+    class TrackedHTTPSPool(HTTPSConnectionPool):
+        ConnectionCls = tracked(HTTPSConnection)
+
+        def _put_conn(self, conn: Any) -> None:
+            _disown(conn)
+            super()._put_conn(conn)
+
+    pool_classes = {"http": TrackedHTTPPool, "https": TrackedHTTPSPool}
+
+    class TrackingAdapter(HTTPAdapter):
+        # One connection's requests all go to one URL: the pool and the request target that
+        # requests works out for each of them (parsing the URL, the proxy and the pool key
+        # several times over) are remembered per URL, proxies and TLS settings instead.
+        _remembered_limit = 16
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self._pools: Dict[Any, Any] = {}
+            self._targets: Dict[Any, str] = {}
+            super().__init__(*args, **kwargs)
+
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = pool_classes
+
+        def get_connection_with_tls_context(self, request: Any, verify: Any, proxies: Any = None,
+                                            cert: Any = None) -> Any:
+            key = (request.url, verify, cert, _proxy_key(proxies))
+            pool = self._pools.get(key)
+            if pool is None or pool.pool is None:  # not yet, or closed since
+                pool = super().get_connection_with_tls_context(request, verify, proxies=proxies, cert=cert)
+                if len(self._pools) >= self._remembered_limit:
+                    self._pools.clear()
+                self._pools[key] = pool
+            return pool
+
+        def request_url(self, request: Any, proxies: Any) -> str:
+            key = (request.url, _proxy_key(proxies))
+            target = self._targets.get(key)
+            if target is None:
+                target = super().request_url(request, proxies)
+                if len(self._targets) >= self._remembered_limit:
+                    self._targets.clear()
+                self._targets[key] = target
+            return target
+
+        def close(self) -> None:
+            remembered = list(self._pools.values())
+            self._pools.clear()
+            for pool in remembered:  # one the pool manager has since dropped is closed here too
+                pool.close()
+            # urllib3 2's PoolManager.clear() drops its pools without closing them (their
+            # sockets would wait for the garbage collector): close every pool first.
+            for manager in [self.poolmanager, *self.proxy_manager.values()]:
+                pools = manager.pools
+                for key in list(pools.keys()):
+                    try:
+                        pool = pools[key]
+                    except KeyError:
+                        continue
+                    pool.close()
+            super().close()
+
+        def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+            manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+            if type(manager).__module__.startswith("urllib3") and isinstance(manager, PoolManager) \
+                    and not type(manager).__name__.startswith("SOCKS"):
+                manager.pool_classes_by_scheme = pool_classes
+            return manager
+
+    class OriginSession(requests.Session):
+        """A Session that drops credentials on any redirect that leaves the origin."""
+
+        def should_strip_auth(self, old_url: str, new_url: str) -> bool:
+            return not same_origin(old_url, new_url)
+
+    _classes["session"], _classes["adapter"] = OriginSession, TrackingAdapter
+    return OriginSession, TrackingAdapter
+
+
+def _proxy_key(proxies: Any) -> Any:
+    return tuple(sorted(proxies.items())) if proxies else None
+
+
+_insecure_warned: "set[Any]" = set()
+
+
+def check_verify(verify: Any) -> None:
+    """Refuse a ``verify`` that would turn TLS verification off without saying so.
+
+    requests reads any false value (None, 0, "") as "do not verify": only the
+    explicit ``False`` may do that here.
+
+    Raises:
+        ValueError: ``verify`` is not True, False or a CA bundle path.
+    """
+    if verify is True or verify is False:
+        return
+    if isinstance(verify, (str, os.PathLike)) and os.fspath(verify):
+        return
+    raise ValueError(f"verify must be True, False or the path of a CA bundle, not {verify!r}")
+
+
+def _warn_insecure(url: Optional[str]) -> None:
+    """Log, once per origin and process, that TLS verification was turned off."""
+    key = origin(url) if url is not None else None
+    with _owner_lock:
+        if key in _insecure_warned:
+            return
+        _insecure_warned.add(key)
+    where = display_url(url) if url is not None else "an authorization server"
+    log.warning("TLS certificate verification is off for %s (verify=False): anyone on the network path "
+                "can read and change this traffic", where)
+
+
+def new_session(*, url: Optional[str] = None, auth: Any = None, verify: Any = True, cert: Any = None,
+                proxies: Optional[Mapping[str, str]] = None, trust_env: bool = True,
+                pool_size: int = 32) -> "requests.Session":
+    """One ``requests.Session`` per connection: keep-alive pooling, tracked connections.
+
+    TLS verification follows ``verify`` (on by default), and an
+    ``Authorization`` header is never carried to another origin by a redirect.
+    With ``trust_env`` the environment is read the way requests reads it
+    (``HTTP(S)_PROXY``/``NO_PROXY`` for ``url``, ``REQUESTS_CA_BUNDLE``/
+    ``CURL_CA_BUNDLE``, ``.netrc``), but once, here, not on every request:
+    scanning the environment costs more than a whole local round trip.
+    Explicit ``proxies``, ``verify`` and ``auth`` win over the environment.
+    """
+    import requests.utils  # noqa: PLC0415 (lazy, as in _session_classes)
+
+    check_verify(verify)
+    if verify is False:
+        _warn_insecure(url)
+    session_class, adapter_class = _session_classes()
+    session = session_class()
+    adapter = adapter_class(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.trust_env = False
+    if trust_env and url is not None:
+        session.proxies.update(requests.utils.get_environ_proxies(url))
+        if verify is True:
+            verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+        if auth is None:
+            auth = requests.utils.get_netrc_auth(url)
+    session.verify = verify
+    session.cert = cert
+    if proxies:
+        session.proxies.update(proxies)
+    if auth is not None:
+        session.auth = auth
+    session.headers["User-Agent"] = f"mcpsync/{__version__} {session.headers.get('User-Agent', '')}".strip()
+    result: "requests.Session" = session
+    return result
