@@ -154,7 +154,6 @@ def valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-_valid_id = valid_id  # the old private name, still used by mcpsync.testing
 
 
 def preview(data: Union[bytes, str], limit: int = 120) -> str:

@@ -227,7 +227,7 @@ class Connection:
             self.session.initialized = True
         elif method == "notifications/cancelled":
             target: Any = params.get("requestId")
-            known = rpc._valid_id(target)  # noqa: SLF001 JSON-RPC's id rule has no public name in _rpc.jsonrpc yet
+            known = rpc.valid_id(target)
             with self._lock:
                 run = self._active.get(target) if known else None
             if run is not None:
