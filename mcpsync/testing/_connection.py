@@ -246,7 +246,7 @@ class Connection:
         pending.event.set()
 
     def _on_request(self, request_id: Any, method: str, raw_params: Any) -> None:
-        if not rpc._valid_id(request_id):  # noqa: SLF001 JSON-RPC's id rule has no public name in _rpc.jsonrpc yet
+        if not rpc.valid_id(request_id):
             self.error(None, rpc.INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
             return
         params: JSONObject = raw_params if isinstance(raw_params, dict) else {}
