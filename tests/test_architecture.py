@@ -62,7 +62,7 @@ _METHOD_FAMILIES = ("server", "tools", "resources", "prompts", "sampling", "elic
 _PREFIXED_METHOD = re.compile(r"(?<![\w/])(?:%s)/[A-Za-z_][\w/]*" % "|".join(_METHOD_FAMILIES))
 _BARE_METHODS = {"initialize", "ping"}  # whole-string constants only: as words they are plain English
 # The JSON-RPC cancel and progress notifications are the engine's own job; it alone may spell them.
-ENGINE_NOTIFICATIONS_MODULE = "mcpsync._rpc.engine"
+ENGINE_NOTIFICATIONS_MODULE = "mcpsync._rpc.jsonrpc"
 ENGINE_NOTIFICATIONS = {"notifications/cancelled", "notifications/progress"}
 
 HTTP_STACK = ("requests", "urllib3", "sseclient")
@@ -275,7 +275,7 @@ def test_the_rpc_layer_names_no_mcp_method() -> None:
     """``mcpsync/_rpc/`` is JSON-RPC only: era policy (which methods are never cancelled, whether peer
     requests are answered) is passed in. The two notifications the engine implements,
     ``notifications/cancelled`` and ``notifications/progress``, may be spelled in
-    ``mcpsync/_rpc/engine.py`` and nowhere else in the layer."""
+    ``mcpsync/_rpc/jsonrpc.py`` (named once, as CANCELLED and PROGRESS) and nowhere else in the layer."""
     found = []
     for name in sorted(MODULES):
         if name != RPC_PACKAGE and not name.startswith(RPC_PACKAGE + "."):
