@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Optional
 from .._rpc.jsonrpc import INTERNAL_ERROR, JSONObject
 from .._rpc.options import CallOptions, Deadline
 from .._versions import SUPPORTED_VERSIONS
-from ..exceptions import MCPError, ProtocolError, UnsupportedProtocolVersion
+from ..exceptions import MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
 from ..transports.base import Transport
 from ..types import Implementation
 from . import era as _era
@@ -100,12 +100,20 @@ class Handshake:
             return CallOptions(timeout=timeout, deadline=deadline, notify_cancel=False)
 
         transport = session.transport
-        _era.Negotiation(
+        negotiation = _era.Negotiation(
             discover=lambda version, timeout: self.discover(session, version, options(timeout)),
             initialize=lambda version, exact, timeout: self.initialize(session, version, exact, options(timeout)),
             adopt=lambda version, result: self.adopt(session, version, result),
             detection=transport.era_detection, key=_era.cache_key(transport), probe_timeout=probe_timeout,
-        ).run(protocol, budget)
+        )
+        try:
+            negotiation.run(protocol, budget)
+        except RequestTimeout as exc:
+            if budget is None or not deadline.expired:
+                raise
+            # The connect's own deadline ran out, whichever step was waiting: say so with its budget.
+            raise RequestTimeout(f"Request timeout after {round(budget * 1000)}ms", method=exc.method,
+                                 timeout=budget) from exc
 
     def initialize(self, session: Session, version: str, exact: bool, options: CallOptions) -> None:
         """The legacy handshake, asking for ``version`` (and only accepting it, when ``exact``)."""
