@@ -143,20 +143,23 @@ class Client:
         self.tasks = tasks
         self.max_input_rounds = max_input_rounds
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
-        # The parts below hold the client only weakly: a client nobody holds must stay collectable at once.
+        # The parts below hold the client only weakly (the responder) or not at all: a client
+        # nobody holds must stay collectable at once.
+        self._handshake = Handshake(client_info=self.client_info)
         self._session = session = Session(
             transport, Responder(cast("Client", weakref.proxy(self))),
             client_info=self.client_info if send_client_info else None, max_input_rounds=max_input_rounds,
-            log_level=log_level, renew=_weakly(weakref.ref(self), "_renew"))
+            log_level=log_level, renew=self._handshake.renew)
         self._router = NotificationRouter(transport.name, self.server_log)
         self._subs = Subscriptions(session)
         self._streams = Streams(session, self._subs)
-        self._handshake = Handshake(client_info=self.client_info, restore=self._streams.restore)
+        self._handshake.after_renewal(self._streams.restore)
         tools = ToolBook(transport.name)
-        self._lists = Lists(self._session, tools)
-        self._tool_calls = ToolCalls(self._session, tools, self._lists)
+        self._lists = Lists(session, tools)
+        self._tool_calls = ToolCalls(session, tools, self._lists)
         self._connect_lock = threading.Lock()
-        self._listened: Dict[str, Subscription] = {}  # modern subscribe_resource() streams
+        self._listened: Dict[str, Subscription] = {}  # modern subscribe_resource() streams, by URI
+        self._listened_lock = threading.Lock()  # held while one is opened: one stream per URI
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._session.closed else "not connected")
@@ -273,9 +276,6 @@ class Client:
         transport.set_request_handler(_weakly(me, "_handle_server_request"))
         transport.add_notification_listener(_weakly(me, "_handle_notification"))
         transport.set_notification_hook(_weakly(me, "_invalidate_on_notification"))
-
-    def _renew(self, session: Session, options: CallOptions) -> None:
-        self._handshake.renew(session, options)
 
     def _wants_listener(self) -> bool:
         """Whether server-initiated messages have anywhere to go (then HTTP opens its GET stream)."""
@@ -543,23 +543,25 @@ class Client:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see :meth:`subscribe` for a handle)."""
         self._session.require("resources", "subscribe", what=f"subscribe to {uri!r}")
         if self.modern:
-            if uri not in self._listened:
-                self._listened[uri] = self._subs.subscribe(uri, None, timeout)
+            with self._listened_lock:
+                if uri not in self._listened:
+                    self._listened[uri] = self._subs.subscribe(uri, None, timeout)
             return
         self._session.call("resources/subscribe", {"uri": uri}, call_options(timeout, cancel))
-        self._streams.subscribed.add(uri)  # restored if an HTTP session has to be renewed
+        self._streams.subscribed(uri)  # restored if an HTTP session has to be renewed
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
                              cancel: Optional[CancelToken] = None) -> None:
         """Stop the updates :meth:`subscribe_resource` asked for."""
         self._session.require("resources", "subscribe", what=f"unsubscribe from {uri!r}")
         if self.modern:
-            subscription = self._listened.pop(uri, None)
+            with self._listened_lock:
+                subscription = self._listened.pop(uri, None)
             if subscription is not None:
                 subscription.close()
             return
         self._session.call("resources/unsubscribe", {"uri": uri}, call_options(timeout, cancel))
-        self._streams.subscribed.discard(uri)
+        self._streams.unsubscribed(uri)
 
     # prompts
 

@@ -48,12 +48,15 @@ class Handshake:
 
     Args:
         client_info: the ``clientInfo`` of ``initialize``.
-        restore: a bound method called after a renewed ``initialize`` to subscribe
-            again, set the log level again... (held weakly: its object is the caller's to keep).
     """
 
-    def __init__(self, *, client_info: Mapping[str, Any], restore: Restore) -> None:
+    def __init__(self, *, client_info: Mapping[str, Any]) -> None:
         self.client_info = client_info
+        self._restore: Optional["weakref.WeakMethod[Restore]"] = None
+
+    def after_renewal(self, restore: Restore) -> None:
+        """Call the bound method ``restore(options)`` after each renewed ``initialize`` (to subscribe
+        again, set the log level again...). Held weakly: its object is the caller's to keep."""
         self._restore = weakref.WeakMethod(restore)
 
     def connect(self, session: Session, prepare: Callable[[Transport], None], protocol: str, probe_timeout: float,
@@ -176,6 +179,6 @@ class Handshake:
         version, exact = session.legacy_ask
         self.initialize(session, version, exact, CallOptions(timeout=options.timeout, deadline=options.deadline,
                                                              notify_cancel=False))
-        restore = self._restore()
+        restore = self._restore() if self._restore is not None else None
         if restore is not None:
             restore(CallOptions(timeout=options.timeout, deadline=options.deadline))

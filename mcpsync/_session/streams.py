@@ -18,6 +18,7 @@ Threads: any thread may call these; each blocks for the requests it sends
 from __future__ import annotations
 
 import logging
+import threading
 from typing import List, Optional, Protocol, Set
 
 from .._rpc.options import CallOptions, Deadline
@@ -48,7 +49,17 @@ class Streams:
         self._session = session
         self._subscriptions = subscriptions
         self.listening = False  # the legacy GET stream was asked for
-        self.subscribed: Set[str] = set()  # subscribe_resource() URIs (legacy), restored after a renewal
+        self._lock = threading.Lock()
+        self._subscribed: Set[str] = set()  # subscribe_resource() URIs (legacy), restored after a renewal
+
+    def subscribed(self, uri: str) -> None:
+        """Legacy ``resources/subscribe`` of ``uri`` succeeded: restore it after a renewal."""
+        with self._lock:
+            self._subscribed.add(uri)
+
+    def unsubscribed(self, uri: str) -> None:
+        with self._lock:
+            self._subscribed.discard(uri)
 
     def after_connect(self, handled: Set[str], wanted: bool, deadline: Deadline) -> None:
         """Open what the connect calls for: ``handled`` methods have handlers; ``wanted`` asks for the GET stream.
@@ -101,7 +112,9 @@ class Streams:
         if self.listening:
             self.start_listener()
         session = self._session
-        for uri in sorted(self.subscribed | set(self._subscriptions.legacy_uris())):
+        with self._lock:
+            uris = sorted(self._subscribed | set(self._subscriptions.legacy_uris()))
+        for uri in uris:
             session.transport.request("resources/subscribe", {"uri": uri}, options=options)
         if session.log_level is not None:
             session.transport.request("logging/setLevel", {"level": session.log_level}, options=options)
