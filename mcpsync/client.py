@@ -264,8 +264,8 @@ class Client:
             budget = timeout if timeout is not None else session.transport.timeout
             deadline = Deadline.after(budget)
             self._handshake.connect(session, self._wire, self.protocol, self.probe_timeout, deadline, budget)
-            session.ready = True
-            session.settle()
+            session.settle(connected=True)
+            session.ready = True  # last: a thread that sees it sees a settled session
             self._streams.after_connect(self._router.go_live(), self._wants_listener(), deadline)
         return self
 

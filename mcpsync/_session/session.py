@@ -217,10 +217,16 @@ class Session:
         """The reserved ``_meta`` of a modern request at ``version`` declaring ``capabilities``."""
         return _meta.request_meta(version, capabilities, self.client_info, self.log_level)
 
-    def settle(self) -> None:
-        """Work out once per handshake what every call would otherwise check again."""
+    def settle(self, connected: Optional[bool] = None) -> None:
+        """Work out once per handshake what every call would otherwise check again.
+
+        ``connected`` (default: :attr:`ready`) says whether calls may take the fast path
+        yet; the connect settles with True just before it sets ``ready``, so a thread that
+        sees ``ready`` also sees the settled values.
+        """
         modern = self.modern
-        self.plain_tool_calls = (self.ready and not modern and "tools" in self.server_capabilities
+        live = self.ready if connected is None else connected
+        self.plain_tool_calls = (live and not modern and "tools" in self.server_capabilities
                                  and not offers_tool_tasks(self.server_capabilities))
         self.header_routing = modern and takes_header_plans(self.transport)
 
