@@ -2,16 +2,17 @@
 
 Only built when a notebook asks (``_repr_html_``), so it costs nothing elsewhere.
 All text from the server is escaped: a server cannot inject markup or script.
+
+This module imports nothing of ours: it reads the result objects by their fields and
+picks a content block's rendering by its wire ``type``, so :mod:`mcpsync.types` can
+use it without an import circle. Pure functions; safe from any thread.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from typing import TYPE_CHECKING, Any, Iterable, List, Sequence
-
-if TYPE_CHECKING:
-    from .types import CallToolResult, Content, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool
+from typing import Any, Iterable, List, Sequence
 
 _SAFE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 _MAX_CELL = 300
@@ -47,34 +48,34 @@ def _json_tree(value: Any, label: str) -> str:
     return f"<div><code>{_e(label)}</code>: <code>{_e(json.dumps(value, ensure_ascii=False))}</code></div>"
 
 
-def content_html(block: "Content") -> str:
-    from .types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
-
-    if isinstance(block, TextContent):
+def content_html(block: Any) -> str:
+    """One content block (a :class:`~mcpsync.types.Content`), by its wire ``type``."""
+    kind = block.type
+    if kind == "text":
         return f"<pre style='white-space:pre-wrap'>{_e(block.text)}</pre>"
-    if isinstance(block, ImageContent):
+    if kind == "image":
         if block.mime_type in _SAFE_IMAGE_TYPES and block.data:
             return f"<img src='data:{_e(block.mime_type)};base64,{_e(block.data)}' alt='image from the server'/>"
         return f"<div>[image {_e(block.mime_type)}]</div>"
-    if isinstance(block, AudioContent):
+    if kind == "audio":
         return f"<audio controls src='data:{_e(block.mime_type)};base64,{_e(block.data)}'></audio>"
-    if isinstance(block, ResourceLink):
+    if kind == "resource_link":
         return f"<div>🔗 <code>{_e(block.uri)}</code> {_e(block.name)}</div>"
-    if isinstance(block, EmbeddedResource):
+    if kind == "resource":
         resource = block.resource
         text = getattr(resource, "text", None)
         body = f"<pre style='white-space:pre-wrap'>{_e(_short(text, 5000))}</pre>" if text else ""
         return f"<div>📄 <code>{_e(resource.uri)}</code></div>{body}"
-    return _json_tree(block.to_dict(), block.type or "content")
+    return _json_tree(block.to_dict(), kind or "content")
 
 
-def tools_html(tools: Sequence["Tool"]) -> str:
+def tools_html(tools: Sequence[Any]) -> str:
     rows = ([f"<code>{_e(t.name)}</code>", _e(t.title or ""), _e(_short(t.description)),
              ", ".join(f"<code>{_e(a)}</code>" for a in t.required_arguments)] for t in tools)
     return _table(["name", "title", "description", "required arguments"], rows, f"{len(tools)} tools")
 
 
-def tools_markdown(tools: Sequence["Tool"]) -> str:
+def tools_markdown(tools: Sequence[Any]) -> str:
     lines = ["| name | description | required arguments |", "| --- | --- | --- |"]
     for t in tools:
         description = _short(t.description or "").replace("|", "\\|").replace("\n", " ")
@@ -82,20 +83,20 @@ def tools_markdown(tools: Sequence["Tool"]) -> str:
     return "\n".join(lines)
 
 
-def resources_html(resources: Sequence["Resource"]) -> str:
+def resources_html(resources: Sequence[Any]) -> str:
     rows = ([f"<code>{_e(r.uri)}</code>", _e(r.name), _e(r.mime_type or ""), _e(_short(r.description))]
             for r in resources)
     return _table(["uri", "name", "mime type", "description"], rows, f"{len(resources)} resources")
 
 
-def prompts_html(prompts: Sequence["Prompt"]) -> str:
+def prompts_html(prompts: Sequence[Any]) -> str:
     rows = ([f"<code>{_e(p.name)}</code>", _e(_short(p.description)),
              ", ".join(f"<code>{_e(a.name)}</code>{'*' if a.required else ''}" for a in p.arguments)]
             for p in prompts)
     return _table(["name", "description", "arguments (* required)"], rows, f"{len(prompts)} prompts")
 
 
-def call_result_html(result: "CallToolResult") -> str:
+def call_result_html(result: Any) -> str:
     parts: List[str] = []
     if result.is_error:
         parts.append("<div style='color:#b00020'><b>Tool error</b></div>")
@@ -105,23 +106,24 @@ def call_result_html(result: "CallToolResult") -> str:
     return "<div>" + "".join(parts) + "</div>"
 
 
-def read_result_html(result: "ReadResourceResult") -> str:
-    from .types import BlobResourceContents, TextResourceContents
-
+def read_result_html(result: Any) -> str:
     parts = []
     for item in result.contents:
         parts.append(f"<div><code>{_e(item.uri)}</code> {_e(item.mime_type or '')}</div>")
-        if isinstance(item, TextResourceContents):
-            parts.append(f"<pre style='white-space:pre-wrap'>{_e(_short(item.text, 20000))}</pre>")
-        elif isinstance(item, BlobResourceContents):
+        # Text and blob contents are told apart by the field each has (see ResourceContents.parse).
+        blob = getattr(item, "blob", None)
+        text = getattr(item, "text", None)
+        if blob is None and text is not None:
+            parts.append(f"<pre style='white-space:pre-wrap'>{_e(_short(text, 20000))}</pre>")
+        elif blob is not None:
             if item.mime_type in _SAFE_IMAGE_TYPES:
-                parts.append(f"<img src='data:{_e(item.mime_type)};base64,{_e(item.blob)}'/>")
+                parts.append(f"<img src='data:{_e(item.mime_type)};base64,{_e(blob)}'/>")
             else:
-                parts.append(f"<div>[{len(item.blob) * 3 // 4} bytes]</div>")
+                parts.append(f"<div>[{len(blob) * 3 // 4} bytes]</div>")
     return "<div>" + "".join(parts) + "</div>"
 
 
-def prompt_result_html(result: "GetPromptResult") -> str:
+def prompt_result_html(result: Any) -> str:
     parts = [f"<div><i>{_e(result.description)}</i></div>"] if result.description else []
     for message in result.messages:
         parts.append(f"<div><b>{_e(message.role)}</b>{content_html(message.content)}</div>")

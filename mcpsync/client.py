@@ -1,7 +1,15 @@
 """Client: one MCP server behind blocking, typed methods.
 
-The client knows MCP (the handshake, method names, capabilities, results);
-it never touches a thread, a pipe or a socket: that is the transport's job.
+The client knows MCP (method names, capabilities, result types); it never
+touches a thread, a pipe or a socket: that is the transport's job. This module
+is the facade: the lifecycle and one typed method per MCP request. The parts
+below it live in :mod:`mcpsync._session`: the handshake and session renewal
+(``handshake``), the era-aware call pipeline and the negotiated state
+(``session``), notification routing (``notifications``), tool definitions,
+header plans and task support (``tools``), and ``connect()`` targets (``targets``).
+
+Every public method builds its :class:`~mcpsync._rpc.options.CallOptions` once,
+from its own keywords, and hands that value down whole.
 """
 
 from __future__ import annotations
@@ -9,35 +17,33 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from typing import (
-    Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar,
-    Union, cast, overload,
-)
+from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, cast, overload
 
+from ._rpc.jsonrpc import METHOD_NOT_FOUND, JSONObject
+from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session import era as _era
-from ._rpc import jsonrpc as rpc
-from ._session import meta as _meta
 from ._session import mrtr as _mrtr
-from ._rpc.options import ProgressCallback
-from .transports._headers import HeaderPlan, screen_tools
-from ._rpc.jsonrpc import JSONObject, RequestId
-from ._session.listcache import ListCache, credential_of
-from ._session.pagination import paginate
+from ._session.errors import typed
+from ._session.handshake import Handshake
+from ._session.listing import Lists
+from ._session.notifications import LIST_CHANGED, LOG_LEVELS, NotificationHandler, NotificationRouter
+from ._session.session import Session, call_options
+from ._session.streams import Streams
+from ._session.targets import Target, transport_for
+from ._session.toolcalls import ToolCalls
+from ._session.tools import ToolBook
 from ._version import __version__
-from ._versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS, at_least, is_modern
+from ._versions import at_least
 from .cancel import CancelToken
-from .exceptions import (
-    CapabilityError, MCPError, MCPSyncError, MissingClientCapability, ProtocolError, ResourceNotFound,
-    SessionExpired, TransportClosed, UnsupportedProtocolVersion, URLElicitationRequired,
-)
+from .exceptions import CapabilityError, MCPError, TransportClosed
 from .handlers import LogMessage, Responder, RootsSource
-from .subscriptions import LIST_CHANGED_FLAGS, Subscription, Subscriptions, UpdateCallback
-from .tasks import Task, TaskInfo, infos, offers_tool_tasks, parse_created
-from .transports import StdioTransport, Transport, create_transport
+from .subscriptions import Subscription, Subscriptions, UpdateCallback
+from .tasks import Task, TaskInfo, infos
+from .transports import Transport
 from .transports.base import close_unclosed, safe_name
 from .types import (
-    CallToolResult, CompleteResult, GetPromptResult, Implementation, MCPObject, Prompt, PromptList,
-    ReadResourceResult, Resource, ResourceList, ResourceTemplate, Tool, ToolList,
+    CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
 )
 
 __all__ = ["Client", "connect"]
@@ -45,35 +51,6 @@ __all__ = ["Client", "connect"]
 log = logging.getLogger("mcpsync.client")
 
 Handler = Callable[[Any], Any]
-NotificationHandler = Callable[[Optional[JSONObject]], None]
-O = TypeVar("O", bound=MCPObject)
-
-# RFC 5424 levels used by notifications/message, mapped onto Python logging.
-_LOG_LEVELS = {
-    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-    "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
-_LIST_CHANGED = {
-    "notifications/tools/list_changed": "tools",
-    "notifications/resources/list_changed": "resources",
-    "notifications/prompts/list_changed": "prompts",
-}
-
-_RICH_LISTS: Dict[str, Callable[[List[Any]], List[Any]]] = {
-    "tools": ToolList, "resources": ResourceList, "prompts": PromptList,
-}
-
-# Errors with a typed exception of their own (whatever the request).
-_TYPED_ERRORS: Dict[int, Type[MCPError]] = {-32021: MissingClientCapability, -32042: URLElicitationRequired}
-_RESOURCE_NOT_FOUND = -32002
-_HEADER_MISMATCH = -32020
-
-_TRANSPORT_OPTIONS = {"env", "cwd", "inherit_env", "name", "timeout", "max_message_size",
-                      "shutdown_timeout", "max_workers",
-                      # HTTP transports
-                      "headers", "token", "auth", "verify", "cert", "proxies", "trust_env", "connect_timeout",
-                      "endpoint_timeout", "legacy_fallback", "resume_delay", "pool_size"}
 
 
 class Client:
@@ -113,7 +90,9 @@ class Client:
         tasks: declare the 2026-07-28 tasks extension on every tool call, so the
             server may run any call as a task (waited for transparently).
         max_input_rounds: how many ``input_required`` rounds one call may take.
-        timeout: default per-request timeout in seconds (the transport's otherwise).
+        timeout: the default per-request timeout in seconds, for every call given
+            ``timeout=None`` (the transport's own default otherwise: 30 s unless it was
+            built with another).
 
     Handlers run on worker threads, never on the reader thread, and may call
     the client; the same handlers serve legacy servers' requests and modern
@@ -121,7 +100,11 @@ class Client:
     when its handler is given.
 
     Thread safety: every method may be called from any number of threads at
-    once; each call blocks its own thread only.
+    once; each call blocks its own thread only. Concurrent :meth:`connect` calls
+    run one handshake: the others wait for it, then return the connected client
+    (or, when it failed, raise :class:`~mcpsync.TransportClosed`), and
+    :meth:`on_notification` may register and remove handlers from any thread,
+    including from inside a handler.
     """
 
     def __init__(
@@ -143,11 +126,10 @@ class Client:
         max_input_rounds: int = _mrtr.DEFAULT_MAX_ROUNDS,
         timeout: Optional[float] = None,
     ) -> None:
-        self.transport = transport
         if timeout is not None:
             transport.timeout = timeout
-        if log_level is not None and log_level not in _LOG_LEVELS:
-            raise ValueError(f"Unknown log level {log_level!r}; expected one of {', '.join(_LOG_LEVELS)}")
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError(f"Unknown log level {log_level!r}; expected one of {', '.join(LOG_LEVELS)}")
         self.protocol = _era.check_protocol(protocol)
         self.probe_timeout = probe_timeout
         self.roots = roots
@@ -160,39 +142,32 @@ class Client:
         self.send_client_info = send_client_info
         self.tasks = tasks
         self.max_input_rounds = max_input_rounds
-        self.protocol_version: Optional[str] = None
-        self.server_info: Optional[Implementation] = None
-        self.server_capabilities: Dict[str, Any] = {}
-        self.instructions: Optional[str] = None
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
-        self._handlers: Dict[str, List[NotificationHandler]] = {}
-        self._cache = ListCache()
-        # Helpers reach the client through a proxy: a client nobody holds must stay collectable at once.
-        me = cast("Client", weakref.proxy(self))
-        self._responder = Responder(me)
-        self._subs = Subscriptions(me)
-        self._capabilities_known = True  # False for a modern server that would not describe itself
-        self._legacy_ask: Tuple[str, bool] = (LATEST_LEGACY_VERSION, False)  # (version, exact) for initialize
-        self._tool_defs: Dict[str, JSONObject] = {}
-        self._header_plans: Optional[Dict[str, HeaderPlan]] = None  # None until the tools were listed
-        self._listened: Dict[str, Subscription] = {}  # modern subscribe_resource() streams
-        self._connected = False
-        self._closed = False
-        self._plain_tool_calls = False  # legacy, tools offered, no tool tasks: see _note_session()
-        # What a new session must restore (HTTP session expiry).
-        self._renew_lock = threading.Lock()
-        self._session_generation = 0
-        self._listening = False
-        self._subscriptions: Set[str] = set()
-        self._log_level: Optional[str] = log_level
+        # The parts below hold the client only weakly (the responder) or not at all: a client
+        # nobody holds must stay collectable at once.
+        self._handshake = Handshake(client_info=self.client_info)
+        self._session = session = Session(
+            transport, Responder(cast("Client", weakref.proxy(self))),
+            client_info=self.client_info if send_client_info else None, max_input_rounds=max_input_rounds,
+            log_level=log_level, renew=self._handshake.renew)
+        self._router = NotificationRouter(transport.name, self.server_log)
+        self._subs = Subscriptions(session)
+        self._streams = Streams(session, self._subs)
+        self._handshake.after_renewal(self._streams.restore)
+        tools = ToolBook(transport.name)
+        self._lists = Lists(session, tools)
+        self._tool_calls = ToolCalls(session, tools, self._lists)
+        self._connect_lock = threading.Lock()
+        self._listened: Dict[str, Subscription] = {}  # modern subscribe_resource() streams, by URI
+        self._listened_lock = threading.Lock()  # held while one is opened: one stream per URI
 
     def __repr__(self) -> str:
-        state = "connected" if self.connected else ("closed" if self._closed else "not connected")
+        state = "connected" if self.connected else ("closed" if self._session.closed else "not connected")
         server = f" server={self.server_info.name!r}" if self.server_info else ""
         return f"<Client {self.name!r}{server} {state}>"
 
     def __enter__(self) -> "Client":
-        if not self._connected:
+        if not self._session.ready:
             self.connect()
         return self
 
@@ -200,28 +175,56 @@ class Client:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_connected", False) and not getattr(self, "_closed", True):
+        session = getattr(self, "_session", None)
+        if session is not None and session.ready and not session.closed:
             close_unclosed(self)
+
+    # -- what the handshake settled ---------------------------------------------------------
+
+    @property
+    def transport(self) -> Transport:
+        """The connection (after a fallback, the transport connecting moved to)."""
+        return self._session.transport
 
     @property
     def name(self) -> str:
         """The server's label (from the config or the command)."""
-        return self.transport.name
+        return self._session.name
 
     @property
     def connected(self) -> bool:
         """True after a successful handshake (or ``server/discover``), until the connection closes."""
-        return self._connected and not self._closed and self.transport.connected
+        return self._session.connected
 
     @property
     def modern(self) -> bool:
         """True when the server speaks a modern (2026-07-28) version: no handshake, ``_meta`` on every request."""
-        return is_modern(self.protocol_version)
+        return self._session.modern
 
     @property
     def era(self) -> Optional[str]:
         """``"modern"`` or ``"legacy"`` once connected (None before)."""
-        return _era.era_of(self.protocol_version)
+        return _era.era_of(self._session.protocol_version)
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The protocol version in use (None before connecting)."""
+        return self._session.protocol_version
+
+    @property
+    def server_info(self) -> Optional[Implementation]:
+        """The server's name and version, as it gave them."""
+        return self._session.server_info
+
+    @property
+    def server_capabilities(self) -> Dict[str, Any]:
+        """The server's capabilities (``{}`` before connecting)."""
+        return self._session.server_capabilities
+
+    @property
+    def instructions(self) -> Optional[str]:
+        """The server's instructions for the model, if it gave any."""
+        return self._session.instructions
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -234,209 +237,76 @@ class Client:
         ``protocol_version``, ``server_info``, ``server_capabilities`` and
         ``instructions`` are set afterwards.
 
+        ``timeout`` is in seconds and bounds the whole connect: the era probe, the
+        handshake, a fallback to another transport and the requests that follow
+        it (log level, list-changed stream) share one deadline. ``None`` gives the
+        whole connect the client's default per-request timeout (``Client(timeout=)``
+        or the transport's). Calls from several threads at once run one handshake.
+
         Raises:
             ConnectError: the server could not be started or reached.
             TransportClosed: the server went away during the handshake (the
-                message carries its exit status and last stderr lines).
+                message carries its exit status and last stderr lines), or this
+                client was closed, or another thread's connect failed.
             UnsupportedProtocolVersion: the server speaks no version we speak.
             RequestTimeout: the server did not answer in time.
             MCPError: the server refused ``initialize`` or ``server/discover``.
         In every failure case the transport is closed before the error is raised.
         """
-        if self._closed:
-            raise TransportClosed("Transport closed: this client was closed; make a new one")
-        if self._connected:
+        session = self._session
+        if session.ready and not session.closed:
             return self
-        transport = self.transport
-        try:
-            self._open(transport)
-            self._negotiate(transport, timeout)
-        except BaseException as exc:
-            # A transport may offer another to try (Streamable HTTP -> legacy HTTP+SSE).
-            alternate = transport.fallback_for(exc) if isinstance(exc, Exception) else None
-            transport.close()
-            if alternate is None:
-                raise
-            alternate.timeout = transport.timeout
-            self.transport = transport = alternate
-            try:
-                self._open(transport)
-                self._negotiate(transport, timeout)
-            except BaseException:
-                transport.close()
-                raise
-        self._connected = True
-        self._note_session()
-        self._after_connect(timeout)
+        with self._connect_lock:  # one handshake, however many threads ask for it
+            if session.closed:
+                raise TransportClosed("Transport closed: this client was closed; make a new one")
+            if session.ready:
+                return self
+            budget = timeout if timeout is not None else session.transport.timeout
+            deadline = Deadline.after(budget)
+            self._handshake.connect(session, self._wire, self.protocol, self.probe_timeout, deadline, budget)
+            session.settle(connected=True)
+            session.ready = True  # last: a thread that sees it sees a settled session
+            self._streams.after_connect(self._router.go_live(), self._wants_listener(), deadline)
         return self
 
-    def _note_session(self) -> None:
-        """Work out once per handshake what every call would otherwise check again."""
-        capabilities = self.server_capabilities
-        self._plain_tool_calls = (self._connected and not self.modern and "tools" in capabilities
-                                  and not offers_tool_tasks(capabilities))
-
-    def _open(self, transport: Transport) -> None:
+    def _wire(self, transport: Transport) -> None:
+        """Route a transport's server-to-client traffic here (weakly: the transport must not keep us alive)."""
         me = weakref.ref(self)
         transport.set_inline_handler("ping", lambda _params: {})
         transport.set_request_handler(_weakly(me, "_handle_server_request"))
         transport.add_notification_listener(_weakly(me, "_handle_notification"))
         transport.set_notification_hook(_weakly(me, "_invalidate_on_notification"))
-        transport.open()
-
-    def _negotiate(self, transport: Transport, timeout: Optional[float]) -> None:
-        _era.Negotiation(
-            discover=self._discover, initialize=self._initialize, adopt=self._adopt,
-            detection=transport.era_detection, key=_era.cache_key(transport), probe_timeout=self.probe_timeout,
-        ).run(self.protocol, timeout)
-
-    def _after_connect(self, timeout: Optional[float]) -> None:
-        if self.modern:
-            methods = set(self._handlers) & set(LIST_CHANGED_FLAGS)
-            if methods:
-                self._listen_for_list_changes(methods, timeout)
-            return
-        if self._wants_listener():
-            self._start_listener()
-        if self._log_level is not None and "logging" in self.server_capabilities:
-            try:
-                self.transport.request("logging/setLevel", {"level": self._log_level}, timeout=timeout)
-            except MCPSyncError as exc:  # the connection is fine; only the log level did not take
-                log.warning("[%s] Could not set the log level to %r: %s", self.name, self._log_level, exc)
-
-    def _initialize(self, version: str, exact: bool, timeout: Optional[float]) -> None:
-        """The legacy handshake, asking for ``version`` (and only accepting it, when ``exact``)."""
-        transport = self.transport
-        self._legacy_ask = (version, exact)
-        transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
-        result = transport.request("initialize", self._initialize_params(version), timeout=timeout)
-        self._accept_initialize(result, version if exact else None)
-        transport.set_protocol_version(str(self.protocol_version))
-        transport.notify("notifications/initialized")
-
-    def _discover(self, version: str, timeout: Optional[float]) -> JSONObject:
-        """``server/discover`` at ``version`` (the first modern request, or the stdio probe)."""
-        self.transport.set_protocol_version(version)
-        params = _meta.with_meta(None, self._request_meta(version, self._capabilities(True)))
-        result = self.transport.request("server/discover", params, timeout=timeout)
-        if not isinstance(result, dict):
-            raise ProtocolError("server/discover returned a non-object result")
-        return result
-
-    def _adopt(self, version: str, result: Optional[JSONObject]) -> None:
-        """Become modern at ``version``, described by a DiscoverResult (None: the server gave none)."""
-        self._plain_tool_calls = False
-        self.protocol_version = version
-        self.transport.set_protocol_version(version)
-        if result is None:
-            self._capabilities_known = False
-            return
-        capabilities = result.get("capabilities")
-        self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        meta = result.get("_meta")
-        info = meta.get(_meta.SERVER_INFO) if isinstance(meta, dict) else None
-        self.server_info = Implementation.from_dict(info if isinstance(info, dict) else {})
-        instructions = result.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
 
     def _wants_listener(self) -> bool:
         """Whether server-initiated messages have anywhere to go (then HTTP opens its GET stream)."""
-        if (self._handlers or self.sampling_handler or self.elicitation_handler or self.roots is not None
+        if (self._router or self.sampling_handler or self.elicitation_handler or self.roots is not None
                 or self.logging_handler or self.transport.on_notification):
             return True
         # Cached lists rely on list_changed notifications to stay fresh.
-        return any(isinstance(self.server_capabilities.get(kind), dict)
-                   and self.server_capabilities[kind].get("listChanged") for kind in ("tools", "resources", "prompts"))
-
-    def _start_listener(self) -> None:
-        if self.modern:
-            return  # 2026-07-28 has no GET stream: subscriptions/listen instead
-        self._listening = True
-        self.transport.start_listener()  # a no-op on transports that need no extra channel
-
-    def _listen_for_list_changes(self, methods: Set[str], timeout: Optional[float]) -> None:
-        """Modern: a subscriptions/listen stream for the list_changed kinds the server can announce."""
-        wanted = {m for m in methods if m in LIST_CHANGED_FLAGS and self._announces(_LIST_CHANGED[m])}
-        if wanted:
-            self._subs.listen_for_list_changes(wanted, timeout if timeout is not None else self.transport.timeout)
-
-    def _announces(self, kind: str) -> bool:
-        offered = self.server_capabilities.get(kind)
-        return not self._capabilities_known or (isinstance(offered, dict) and bool(offered.get("listChanged")))
-
-    def _renew_session(self, generation: int, timeout: Optional[float]) -> None:
-        """The server dropped our session: run a new handshake once and restore what we had."""
-        with self._renew_lock:
-            if self._session_generation != generation:
-                return  # another thread already renewed it
-            log.info("[%s] Session expired; starting a new one", self.name)
-            version, exact = self._legacy_ask
-            self._initialize(version, exact, timeout)
-            self._session_generation += 1
-            if self._listening:
-                self._start_listener()
-            for uri in sorted(self._subscriptions | set(self._subs.legacy_uris())):
-                self.transport.request("resources/subscribe", {"uri": uri}, timeout=timeout)
-            if self._log_level is not None:
-                self.transport.request("logging/setLevel", {"level": self._log_level}, timeout=timeout)
+        capabilities = self.server_capabilities
+        return any(isinstance(capabilities.get(kind), dict) and capabilities[kind].get("listChanged")
+                   for kind in ("tools", "resources", "prompts"))
 
     def close(self) -> None:
         """Close the connection (and end a stdio server). Idempotent; safe from any thread."""
-        self._closed = True
+        self._session.closed = True
         self._subs.close()
         self.transport.close()
-
-    def _capabilities(self, modern: bool) -> JSONObject:
-        """The client capabilities: only what a handler is registered for (``{}`` when none)."""
-        return self._responder.capabilities(modern)
-
-    def _request_meta(self, version: str, capabilities: Mapping[str, Any]) -> JSONObject:
-        return _meta.request_meta(version, capabilities, self.client_info if self.send_client_info else None,
-                                  self._log_level)
-
-    def _initialize_params(self, version: str = LATEST_LEGACY_VERSION) -> JSONObject:
-        return {"protocolVersion": version, "capabilities": self._capabilities(False),
-                "clientInfo": dict(self.client_info)}
-
-    def _accept_initialize(self, result: Any, exact: Optional[str] = None) -> None:
-        if not isinstance(result, dict):
-            raise MCPError(rpc.INTERNAL_ERROR, "initialize returned a non-object result")
-        version = result.get("protocolVersion")
-        if version not in SUPPORTED_VERSIONS or (exact is not None and version != exact):
-            raise UnsupportedProtocolVersion(str(version), (exact,) if exact is not None else SUPPORTED_VERSIONS)
-        self.protocol_version = version
-        capabilities = result.get("capabilities")
-        self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        self.server_info = Implementation.from_dict(result.get("serverInfo") or {})
-        instructions = result.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
-        self._note_session()
 
     # -- server-to-client traffic (worker and dispatcher threads) -------------------------
 
     def _handle_server_request(self, method: str, params: Optional[JSONObject], cancel: CancelToken) -> Any:
-        return self._responder.answer(method, params)
+        return self._session.answer(method, params)
 
     def _handle_notification(self, method: str, params: Optional[JSONObject]) -> None:
-        if method == "notifications/message" and params is not None:
-            if self.logging_handler is not None:
-                try:
-                    self.logging_handler(LogMessage(params))
-                except Exception:
-                    log.exception("[%s] logging_handler raised", self.name)
-            else:
-                level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
-                source = params.get("logger")
-                self.server_log.log(level, "%s%s", f"[{source}] " if source else "", params.get("data"))
-        try:
-            self._subs.deliver(method, params)
-        except Exception:
-            log.exception("[%s] Delivering %s to its subscription failed", self.name, method)
-        for handler in list(self._handlers.get(method, ())) + list(self._handlers.get("*", ())):
-            try:
-                handler(params)
-            except Exception:
-                log.exception("[%s] Handler for %s raised", self.name, method)
+        self._router.deliver(method, params, self.logging_handler, self._subs.deliver)
+
+    def _invalidate_on_notification(self, method: str, params: Optional[JSONObject]) -> None:
+        """Reader thread: drop a cached list the moment its list_changed arrives; note acknowledgements."""
+        kind = LIST_CHANGED.get(method)
+        if kind is not None:
+            self._lists.cache.invalidate(kind)
+        self._subs.acknowledge(method, params)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler(params)`` for every ``method`` notification (``"*"`` for all).
@@ -444,22 +314,11 @@ class Client:
         Handlers run in arrival order on the dispatcher thread; keep them quick.
         On a modern server, a handler for a ``list_changed`` notification
         opens a ``subscriptions/listen`` stream for it. Returns a function
-        that removes the handler.
+        that removes the handler. Safe from any thread, at any time.
         """
-        self._handlers.setdefault(method, []).append(handler)
-        if self._connected and not self._closed:
-            if self.modern:
-                if method in LIST_CHANGED_FLAGS:
-                    self._listen_for_list_changes({method}, None)
-            else:
-                self._start_listener()
-
-        def remove() -> None:
-            try:
-                self._handlers.get(method, []).remove(handler)
-            except ValueError:
-                pass
-
+        remove, live = self._router.add(method, handler)
+        if live and not self._session.closed:
+            self._streams.handler_added(method)
         return remove
 
     def set_roots(self, roots: Optional[RootsSource]) -> None:
@@ -494,87 +353,30 @@ class Client:
     ) -> Any:
         """Send any JSON-RPC request and return its raw ``result``.
 
-        ``timeout`` is in seconds (``None``: the client default of 30 s;
-        ``math.inf``: wait forever). ``on_progress(progress, total, message)``
-        receives the server's progress notifications on the dispatcher thread.
+        ``timeout`` is in seconds and bounds this one request, its write and its
+        wait (``None``: the client's default per-request timeout, which is
+        ``Client(timeout=)`` or else the transport's own, 30 s unless the transport
+        was built with another; ``math.inf``: wait forever).
+        ``on_progress(progress, total, message)`` receives the server's progress
+        notifications on the dispatcher thread; with ``reset_timeout_on_progress``
+        each one restarts ``timeout``, never past ``max_total_timeout`` seconds in all.
+
+        The other typed methods take the same ``timeout``, ``cancel`` and
+        ``on_progress``, with the same meaning, unless their docs say otherwise.
 
         Raises:
             MCPError, RequestTimeout, RequestCancelled, TransportClosed: an error answer, no
                 answer in time, a fired cancel token, a lost connection.
         """
-        return self._call(method, params, timeout=timeout, cancel=cancel, on_progress=on_progress,
-                          reset_timeout_on_progress=reset_timeout_on_progress, max_total_timeout=max_total_timeout)
-
-    def _call(self, method: str, params: Optional[JSONObject] = None, *, extension: Optional[str] = None,
-              on_request_id: Optional[Callable[[RequestId], None]] = None, **options: Any) -> Any:
-        """One request in the era in use; ``extension`` is declared in a modern request's capabilities."""
-        if not self._connected:
-            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
-        if self.modern:
-            return self._modern_call(method, params, extension, on_request_id, options)
-        return self._legacy_call(method, params, options, on_request_id)
-
-    def _legacy_call(self, method: str, params: Optional[JSONObject], options: Mapping[str, Any],
-                     on_request_id: Optional[Callable[[RequestId], None]] = None) -> Any:
-        """A request in a legacy session: renewed once if the server expired it (HTTP)."""
-        generation = self._session_generation
-        try:
-            return self._send(method, params, options, on_request_id)
-        except SessionExpired:
-            # The transport already dropped the stale session id: start a new session, retry once.
-            self._renew_session(generation, options.get("timeout"))
-        return self._send(method, params, options, on_request_id)
-
-    def _send(self, method: str, params: Optional[JSONObject], options: Mapping[str, Any],
-              on_request_id: Optional[Callable[[RequestId], None]] = None) -> Any:
-        """``transport.request``, with the errors that have a type of their own raised as that type."""
-        try:
-            return self.transport.request(method, params, on_request_id=on_request_id, **options)
-        except MCPError as exc:
-            typed = _TYPED_ERRORS.get(exc.code)
-            if typed is None or isinstance(exc, typed):
-                raise
-            error = typed(exc.code, exc.message, exc.data)
-            error.http_status = exc.http_status
-            raise error from exc
-
-    def _modern_call(self, method: str, params: Optional[JSONObject], extension: Optional[str],
-                     on_request_id: Optional[Callable[[RequestId], None]], options: Mapping[str, Any]) -> Any:
-        """A 2026-07-28 request: ``_meta`` added, ``resultType`` checked, ``input_required`` answered."""
-        capabilities = self._capabilities(True)
-        if extension is not None:
-            capabilities = _meta.with_extension(capabilities, extension)
-        assert self.protocol_version is not None
-        sent = _meta.with_meta(params, self._request_meta(self.protocol_version, capabilities))
-        result = self._send(method, sent, options, on_request_id)
-        if _mrtr.result_type(result) == _mrtr.INPUT_REQUIRED and method in _mrtr.METHODS:
-            result = _mrtr.complete(method, sent, result, lambda retry: self._send(method, retry, options),
-                                    self._responder.answer, self.max_input_rounds)
-        kind = _mrtr.result_type(result)
-        if kind == _mrtr.COMPLETE or (kind == _mrtr.TASK and method == "tools/call"
-                                      and extension == _meta.TASKS_EXTENSION):
-            return result
-        if kind in (_mrtr.INPUT_REQUIRED, _mrtr.TASK):
-            raise ProtocolError(f"{method}: the server answered with resultType {kind!r}, which is not valid here")
-        raise ProtocolError(f"{method}: the server answered with resultType {kind!r}, which this client does not "
-                            "know: an invalid result")
-
-    def _require(self, capability: str, sub: Optional[str] = None, what: str = "") -> None:
-        if not self._connected:
-            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
-        if not self._capabilities_known:
-            return  # a modern server that would not describe itself: let it answer for itself
-        offered = self.server_capabilities.get(capability)
-        if offered is None or (sub is not None and not (isinstance(offered, dict) and offered.get(sub))):
-            needed = f"{capability}.{sub}" if sub else capability
-            raise CapabilityError(f"Server {self.name!r} does not offer {needed!r}; cannot {what}")
+        return self._session.call(method, params, call_options(timeout, cancel, on_progress,
+                                                               reset_timeout_on_progress, max_total_timeout))
 
     def ping(self, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> None:
         """Check the server answers (``ping``; ``server/discover`` on modern servers, which have no ping).
 
         Raises like :meth:`request`.
         """
-        self.request("server/discover" if self.modern else "ping", None, timeout=timeout, cancel=cancel)
+        self._session.call("server/discover" if self.modern else "ping", None, call_options(timeout, cancel))
 
     # tools
 
@@ -587,21 +389,20 @@ class Client:
         is cached until one arrives; a modern server's list is cached for its
         ``ttlMs`` (``refresh=True`` skips the cache). Over modern HTTP, a tool
         with an invalid ``x-mcp-header`` annotation is left out, with a WARNING.
+        ``timeout`` bounds each page's request.
 
         Raises:
             CapabilityError: the server offers no tools.
             ProtocolError: the server repeated a pagination cursor.
         """
-        self._require("tools", what="list tools")
-        return self._cached_list("tools", "tools/list", "tools", Tool, refresh,
-                                 timeout=timeout, cancel=cancel, on_progress=on_progress)
+        return self._lists.tools(refresh, call_options(timeout, cancel, on_progress))
 
     def iter_tools(self, *, timeout: Optional[float] = None,
                    cancel: Optional[CancelToken] = None) -> Iterator[Tool]:
         """Yield tools page by page, fetching the next page only when needed."""
-        self._require("tools", what="list tools")
-        for item in self._pages("tools/list", "tools", timeout=timeout, cancel=cancel):
-            for accepted in self._accept_tools([item]):
+        self._session.require("tools", what="list tools")
+        for item in self._lists.pages("tools/list", "tools", call_options(timeout, cancel)):
+            for accepted in self._lists.accept_tools([item]):
                 yield Tool.from_dict(accepted)
 
     @overload
@@ -640,76 +441,39 @@ class Client:
         ``execution.taskSupport``; 2026-07-28: the server decides, and a call it
         answers at once gives an already completed handle). A tool whose
         ``taskSupport`` is ``"required"``, or a modern server that answers with
-        a task, runs as a task inside a plain call too: the call waits for it
-        (``timeout`` then bounds the whole wait).
+        a task, runs as a task inside a plain call too: the call waits for it.
+
+        ``timeout`` is in seconds and bounds the whole call: for a plain call its
+        one request (as in :meth:`request`); for a call that runs as a task inside
+        a plain call, the request and every poll of the wait that follows, under
+        one deadline (``None``: the client's default per-request timeout, for the
+        whole wait). With ``task=True`` it bounds only the creating request.
 
         Raises:
             MCPError: the server refused the call (unknown tool, bad arguments).
             RequestTimeout, RequestCancelled, TransportClosed: as for :meth:`request`.
             CapabilityError: the server offers no tools.
         """
+        return self._call_tool(name, arguments, task, call_options(timeout, cancel, on_progress,
+                                                                   reset_timeout_on_progress, max_total_timeout))
+
+    def _call_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
+                   options: CallOptions) -> Union[CallToolResult, Task]:
+        """:meth:`call_tool` with its options built; ``options.deadline``, when set, ends a task-backed wait."""
         params: JSONObject = {"name": name, "arguments": dict(arguments) if arguments else {}}
-        options: Dict[str, Any] = dict(timeout=timeout, cancel=cancel, on_progress=on_progress,
-                                       reset_timeout_on_progress=reset_timeout_on_progress,
-                                       max_total_timeout=max_total_timeout)
-        if self._plain_tool_calls and not task:
+        session = self._session
+        if session.plain_tool_calls and not task:
             # The hot path: a legacy session whose server runs no tool as a task.
-            return CallToolResult.from_dict(self._legacy_call("tools/call", params, options))
-        self._require("tools", what=f"call tool {name!r}")
-        if self.modern:
-            return self._call_tool_modern(name, params, task, options)
-        support = self._task_support(name, timeout) if task or self._offers_tool_tasks() else None
-        if task and support not in ("optional", "required"):
-            why = "the server offers no tool tasks" if not self._offers_tool_tasks() else \
-                f"its taskSupport is {support or 'forbidden'!r}"
-            raise CapabilityError(f"Tool {name!r} of {self.name!r} cannot run as a task: {why}")
-        if task or support == "required":
-            params["task"] = {}
-            handle = Task(self, parse_created(self._call("tools/call", params, **options), False),
-                          modern=False, tool=name)
-            return handle if task else handle.result(timeout if timeout is not None else self.transport.timeout)
-        return CallToolResult.from_dict(self._call("tools/call", params, **options))
-
-    def _call_tool_modern(self, name: str, params: JSONObject, task: bool,
-                          options: Dict[str, Any]) -> Union[CallToolResult, Task]:
-        extension = _meta.TASKS_EXTENSION if task or self.tasks else None
-        http = self.transport.era_detection == _era.HTTP
-        if http and self._header_plans is None:
-            self._refresh_tools(options.get("timeout"))  # its x-mcp-header plan, before the first call
-        try:
-            result = self._call("tools/call", params, extension=extension, **options)
-        except MCPError as exc:
-            if not (http and exc.code == _HEADER_MISMATCH):
-                raise
-            log.info("[%s] %s: the server says the headers do not match; listing the tools again", self.name, name)
-            self._refresh_tools(options.get("timeout"))
-            result = self._call("tools/call", params, extension=extension, **options)
-        if _mrtr.result_type(result) == _mrtr.TASK:
-            handle = Task(self, parse_created(result, True), modern=True, tool=name)
-            if task:
-                return handle
-            timeout = options.get("timeout")
-            return handle.result(timeout if timeout is not None else self.transport.timeout)
-        return Task.completed(self, name, result, True) if task else CallToolResult.from_dict(result)
-
-    def _refresh_tools(self, timeout: Optional[float]) -> None:
-        try:
-            self.list_tools(refresh=True, timeout=timeout)
-        except CapabilityError:
-            self._header_plans = {}
-
-    def _offers_tool_tasks(self) -> bool:
-        return offers_tool_tasks(self.server_capabilities)
-
-    def _task_support(self, name: str, timeout: Optional[float]) -> Optional[str]:
-        """A legacy (2025-11-25) tool's ``execution.taskSupport`` (listing the tools once if need be)."""
-        if not self._offers_tool_tasks():
-            return None
-        if name not in self._tool_defs:
-            self.list_tools(timeout=timeout)
-        execution = self._tool_defs.get(name, {}).get("execution")
-        support = execution.get("taskSupport") if isinstance(execution, dict) else None
-        return support if isinstance(support, str) else None
+            return CallToolResult.from_dict(session.legacy_call("tools/call", params, options))
+        session.require("tools", what=f"call tool {name!r}")
+        # Where a wait for a task ends, should the call become one (the clock starts before the request).
+        deadline = options.deadline or Deadline.after(
+            options.timeout if options.timeout is not None else session.default_timeout)
+        created, result = self._tool_calls.call(name, params, task, options, always_tasks=self.tasks)
+        if created is None:
+            return Task.completed(session, name, result, True) if task else CallToolResult.from_dict(result)
+        handle = Task(session, created, modern=session.modern, tool=name)
+        return handle if task else handle.result(_seconds_left(deadline))
 
     def list_tasks(self, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> List[TaskInfo]:
         """The server's tasks (``tasks/list``, 2025-11-25; the 2026 tasks extension has no list).
@@ -720,12 +484,7 @@ class Client:
         tasks = self.server_capabilities.get("tasks")
         if self.modern or not (isinstance(tasks, dict) and "list" in tasks):
             raise CapabilityError(f"Server {self.name!r} does not offer 'tasks.list'; cannot list tasks")
-        return infos(list(self._pages("tasks/list", "tasks", timeout=timeout, cancel=cancel)))
-
-    def _task_call(self, method: str, params: JSONObject, *, timeout: Optional[float] = None,
-                   modern: bool) -> Any:
-        """A ``tasks/*`` request (declaring the tasks extension on modern servers, as the extension requires)."""
-        return self._call(method, params, extension=_meta.TASKS_EXTENSION if modern else None, timeout=timeout)
+        return infos(list(self._lists.pages("tasks/list", "tasks", call_options(timeout, cancel))))
 
     # resources
 
@@ -733,18 +492,17 @@ class Client:
                        cancel: Optional[CancelToken] = None,
                        on_progress: Optional[ProgressCallback] = None) -> List[Resource]:
         """Every resource, across all pages (cached like :meth:`list_tools`)."""
-        self._require("resources", what="list resources")
-        return self._cached_list("resources", "resources/list", "resources", Resource, refresh,
-                                 timeout=timeout, cancel=cancel, on_progress=on_progress)
+        self._session.require("resources", what="list resources")
+        return self._lists.cached("resources", "resources/list", "resources", Resource, refresh,
+                                  call_options(timeout, cancel, on_progress))
 
     def list_resource_templates(self, *, timeout: Optional[float] = None,
                                 cancel: Optional[CancelToken] = None,
                                 on_progress: Optional[ProgressCallback] = None) -> List[ResourceTemplate]:
         """Every resource template, across all pages."""
-        self._require("resources", what="list resource templates")
-        return [ResourceTemplate.from_dict(item) for item in self._pages(
-            "resources/templates/list", "resourceTemplates", timeout=timeout, cancel=cancel,
-            on_progress=on_progress)]
+        self._session.require("resources", what="list resource templates")
+        return [ResourceTemplate.from_dict(item) for item in self._lists.pages(
+            "resources/templates/list", "resourceTemplates", call_options(timeout, cancel, on_progress))]
 
     def read_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                       on_progress: Optional[ProgressCallback] = None) -> ReadResourceResult:
@@ -753,16 +511,15 @@ class Client:
         Raises:
             ResourceNotFound: there is no such resource (``-32002``, or ``-32602`` from a modern server).
         """
-        self._require("resources", what=f"read {uri!r}")
+        session = self._session
+        session.require("resources", what=f"read {uri!r}")
         try:
-            result = self.request("resources/read", {"uri": uri}, timeout=timeout, cancel=cancel,
-                                  on_progress=on_progress)
+            result = session.call("resources/read", {"uri": uri}, call_options(timeout, cancel, on_progress))
         except MCPError as exc:
-            if exc.code == _RESOURCE_NOT_FOUND or (exc.code == rpc.INVALID_PARAMS and self.modern):
-                error = ResourceNotFound(exc.code, exc.message, exc.data)
-                error.http_status = exc.http_status
-                raise error from exc
-            raise
+            error = typed(exc, resource_read=True, modern=session.modern)
+            if error is exc:
+                raise
+            raise error from exc
         return ReadResourceResult.from_dict(result)
 
     def subscribe(self, uri: str, callback: Optional[UpdateCallback] = None, *,
@@ -772,36 +529,39 @@ class Client:
         Legacy servers: ``resources/subscribe``; modern servers: a
         ``subscriptions/listen`` stream. Returns a :class:`~mcpsync.Subscription`;
         its ``close()`` (or a ``with`` block) stops the updates. Callbacks run
-        on the dispatcher thread; keep them quick.
+        on the dispatcher thread; keep them quick. ``timeout`` bounds the
+        subscribe request (legacy) or the wait for the stream's acknowledgement (modern).
 
         Raises:
             CapabilityError: the server offers no subscriptions, or did not accept this one.
         """
-        self._require("resources", "subscribe", what=f"subscribe to {uri!r}")
+        self._session.require("resources", "subscribe", what=f"subscribe to {uri!r}")
         return self._subs.subscribe(uri, callback, timeout)
 
     def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
                            cancel: Optional[CancelToken] = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see :meth:`subscribe` for a handle)."""
-        self._require("resources", "subscribe", what=f"subscribe to {uri!r}")
+        self._session.require("resources", "subscribe", what=f"subscribe to {uri!r}")
         if self.modern:
-            if uri not in self._listened:
-                self._listened[uri] = self._subs.subscribe(uri, None, timeout)
+            with self._listened_lock:
+                if uri not in self._listened:
+                    self._listened[uri] = self._subs.subscribe(uri, None, timeout)
             return
-        self.request("resources/subscribe", {"uri": uri}, timeout=timeout, cancel=cancel)
-        self._subscriptions.add(uri)  # restored if an HTTP session has to be renewed
+        self._session.call("resources/subscribe", {"uri": uri}, call_options(timeout, cancel))
+        self._streams.subscribed(uri)  # restored if an HTTP session has to be renewed
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
                              cancel: Optional[CancelToken] = None) -> None:
         """Stop the updates :meth:`subscribe_resource` asked for."""
-        self._require("resources", "subscribe", what=f"unsubscribe from {uri!r}")
+        self._session.require("resources", "subscribe", what=f"unsubscribe from {uri!r}")
         if self.modern:
-            subscription = self._listened.pop(uri, None)
+            with self._listened_lock:
+                subscription = self._listened.pop(uri, None)
             if subscription is not None:
                 subscription.close()
             return
-        self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout, cancel=cancel)
-        self._subscriptions.discard(uri)
+        self._session.call("resources/unsubscribe", {"uri": uri}, call_options(timeout, cancel))
+        self._streams.unsubscribed(uri)
 
     # prompts
 
@@ -809,20 +569,20 @@ class Client:
                      cancel: Optional[CancelToken] = None,
                      on_progress: Optional[ProgressCallback] = None) -> List[Prompt]:
         """Every prompt, across all pages (cached like :meth:`list_tools`)."""
-        self._require("prompts", what="list prompts")
-        return self._cached_list("prompts", "prompts/list", "prompts", Prompt, refresh,
-                                 timeout=timeout, cancel=cancel, on_progress=on_progress)
+        self._session.require("prompts", what="list prompts")
+        return self._lists.cached("prompts", "prompts/list", "prompts", Prompt, refresh,
+                                  call_options(timeout, cancel, on_progress))
 
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
                    timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                    on_progress: Optional[ProgressCallback] = None) -> GetPromptResult:
         """Render one prompt with ``arguments``."""
-        self._require("prompts", what=f"get prompt {name!r}")
+        self._session.require("prompts", what=f"get prompt {name!r}")
         params: JSONObject = {"name": name}
         if arguments:
             params["arguments"] = {str(k): str(v) for k, v in arguments.items()}
-        return GetPromptResult.from_dict(self.request(
-            "prompts/get", params, timeout=timeout, cancel=cancel, on_progress=on_progress))
+        return GetPromptResult.from_dict(self._session.call("prompts/get", params,
+                                                            call_options(timeout, cancel, on_progress)))
 
     # utilities
 
@@ -835,13 +595,14 @@ class Client:
         ``{"type": "ref/resource", "uri": ...}``; ``context`` gives the
         arguments already chosen.
         """
-        if self.protocol_version and at_least(self.protocol_version, "2025-03-26"):
-            self._require("completions", what="complete arguments")
+        version = self.protocol_version
+        if version and at_least(version, "2025-03-26"):
+            self._session.require("completions", what="complete arguments")
         params: JSONObject = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": dict(context)}
-        return CompleteResult.from_dict(self.request("completion/complete", params,
-                                                     timeout=timeout, cancel=cancel))
+        return CompleteResult.from_dict(self._session.call("completion/complete", params,
+                                                           call_options(timeout, cancel)))
 
     def set_logging_level(self, level: str, *, timeout: Optional[float] = None,
                           cancel: Optional[CancelToken] = None) -> None:
@@ -850,66 +611,19 @@ class Client:
         Legacy servers get ``logging/setLevel``; modern ones have no such
         request: the level goes in the ``_meta`` of every later request.
         """
-        if level not in _LOG_LEVELS:
-            raise ValueError(f"Unknown log level {level!r}; expected one of {', '.join(_LOG_LEVELS)}")
-        if self.modern:
-            self._log_level = level
+        if level not in LOG_LEVELS:
+            raise ValueError(f"Unknown log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
+        session = self._session
+        if session.modern:
+            session.log_level = level
             return
-        self._require("logging", what="set the log level")
-        self.request("logging/setLevel", {"level": level}, timeout=timeout, cancel=cancel)
-        self._log_level = level  # restored if an HTTP session has to be renewed
+        session.require("logging", what="set the log level")
+        session.call("logging/setLevel", {"level": level}, call_options(timeout, cancel))
+        session.log_level = level  # restored if an HTTP session has to be renewed
 
-    # -- helpers ----------------------------------------------------------------------
-
-    def _pages(self, method: str, key: str, **options: Any) -> Iterator[JSONObject]:
-        return paginate(lambda params: self.request(method, params, **options), method, key)
-
-    def _cached_list(self, cache_key: str, method: str, key: str, kind: Type[O], refresh: bool,
-                     **options: Any) -> List[O]:
-        rich = _RICH_LISTS[cache_key]
-        credential = credential_of(self.transport)
-        cached = None if refresh else self._cache.get(cache_key, credential)
-        if cached is not None:
-            return rich(cached)  # a fresh list: callers may mutate what they get
-        generation = self._cache.generation
-        pages: List[Tuple[Any, Any]] = []
-
-        def fetch(params: Optional[JSONObject]) -> Any:
-            page = self.request(method, params, **options)
-            if isinstance(page, dict):
-                pages.append((page.get("ttlMs"), page.get("cacheScope")))
-            return page
-
-        found = list(paginate(fetch, method, key))
-        if cache_key == "tools":
-            found = self._accept_tools(found, complete=True)
-        items = [kind.from_dict(item) for item in found]
-        # Cache only if no list_changed arrived while the pages were being fetched.
-        if self.modern:
-            self._cache.store_pages(cache_key, items, pages, generation, credential)
-        elif self._announces(cache_key):
-            self._cache.store_until_changed(cache_key, items, generation)
-        return rich(items)
-
-    def _accept_tools(self, tools: List[JSONObject], complete: bool = False) -> List[JSONObject]:
-        """Remember the tool definitions; over modern HTTP drop invalid x-mcp-header tools and pass the plans on."""
-        if self.modern and self.transport.era_detection == _era.HTTP:
-            tools, plans = screen_tools(tools, self.name)
-            merged = plans if complete else {**(self._header_plans or {}), **plans}
-            self._header_plans = merged
-            self.transport.set_header_plans(merged)
-        if complete:
-            self._tool_defs = {str(tool.get("name")): tool for tool in tools}
-        else:
-            self._tool_defs.update((str(tool.get("name")), tool) for tool in tools)
-        return tools
-
-    def _invalidate_on_notification(self, method: str, params: Optional[JSONObject]) -> None:
-        """Reader thread: drop a cached list the moment its list_changed arrives; note acknowledgements."""
-        kind = _LIST_CHANGED.get(method)
-        if kind is not None:
-            self._cache.invalidate(kind)
-        self._subs.acknowledge(method, params)
+def _seconds_left(deadline: Deadline) -> float:
+    """What is left of ``deadline`` as a Task wait's timeout (a passed deadline leaves a last short poll)."""
+    return max(deadline.remaining(), 0.001)
 
 
 def _weakly(ref: "weakref.ref[Client]", name: str) -> Callable[..., Any]:
@@ -918,13 +632,10 @@ def _weakly(ref: "weakref.ref[Client]", name: str) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         client = ref()
         if client is None:
-            raise MCPError(rpc.METHOD_NOT_FOUND, "Client is gone")
+            raise MCPError(METHOD_NOT_FOUND, "Client is gone")
         return getattr(client, name)(*args)
 
     return call
-
-
-Target = Union[str, Sequence[str], Mapping[str, Any], Transport]
 
 
 def connect(target: Target, **options: Any) -> Client:
@@ -944,30 +655,12 @@ def connect(target: Target, **options: Any) -> Client:
     ``max_message_size``, ``shutdown_timeout``) and client options (``protocol``,
     ``probe_timeout``, ``roots``, ``sampling_handler``, ``elicitation_handler``,
     ``logging_handler``, ``log_level``, ``client_info``... see :class:`Client`)
-    may be mixed in ``options``.
+    may be mixed in ``options``. ``timeout`` is the per-request default of every
+    later call, and also bounds the whole connect.
 
     Raises:
         ValueError: ``target`` is not one of the forms above.
         and whatever :meth:`Client.connect` raises.
     """
-    transport_options = {k: v for k, v in options.items() if k in _TRANSPORT_OPTIONS}
-    client_options = {k: v for k, v in options.items() if k not in _TRANSPORT_OPTIONS}
-    transport: Transport
-    if isinstance(target, Transport):
-        if "timeout" in transport_options:  # the one option a ready transport can still take
-            client_options["timeout"] = transport_options.pop("timeout")
-        if transport_options:
-            raise ValueError(f"Transport options {sorted(transport_options)} do not apply to a ready transport")
-        transport = target
-    elif isinstance(target, Mapping):
-        transport = create_transport(dict(target), **transport_options)
-    elif isinstance(target, str) and target.lower().startswith(("http://", "https://")):
-        transport = create_transport({"url": target}, **transport_options)
-    elif isinstance(target, str):
-        raise ValueError("Give the command as a list of arguments, e.g. ['python', 'server.py'] "
-                         f"(got the string {target!r})")
-    elif isinstance(target, Sequence) and target and all(isinstance(a, str) for a in target):
-        transport = StdioTransport(target[0], list(target[1:]), **transport_options)
-    else:
-        raise ValueError(f"Cannot connect to {target!r}: expected an argv list, a config dict or a Transport")
+    transport, client_options = transport_for(target, options)
     return Client(transport, **client_options).connect()

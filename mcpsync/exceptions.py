@@ -31,7 +31,10 @@ translated into this tree at one boundary per layer and chained with ``from``.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
+
+# The JSON-RPC code of an error object that names none (kept here: this module imports nothing of ours).
+_INTERNAL_ERROR = -32603
 
 __all__ = [
     "AuthError",
@@ -48,6 +51,7 @@ __all__ = [
     "ResourceNotFound",
     "SamplingRejected",
     "ServerNotConnected",
+    "SessionExpired",
     "ToolError",
     "TransportClosed",
     "TransportError",
@@ -216,6 +220,19 @@ class MCPError(MCPSyncError):
     def __reduce__(self) -> Any:
         return (type(self), (self.code, self.message, self.data))
 
+    @classmethod
+    def from_wire(cls, error: Mapping[str, Any], *, http_status: Optional[int] = None) -> "MCPError":
+        """The exception for a JSON-RPC error object as it came off the wire.
+
+        A missing or non-integer ``code`` becomes ``-32603`` (internal error) and a
+        missing ``message`` the empty string; ``http_status`` is the status the
+        error came with over HTTP, if any.
+        """
+        code = error.get("code")
+        found = cls(code if type(code) is int else _INTERNAL_ERROR, str(error.get("message", "")), error.get("data"))
+        found.http_status = http_status
+        return found
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON-RPC error object."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
@@ -261,16 +278,21 @@ class URLElicitationRequired(MCPError):
     it), then retry the call once they are done.
 
     Attributes:
-        elicitations: the URL-mode elicitations, as :class:`~mcpsync.ElicitParams`.
+        elicitations: the URL-mode elicitations, as :class:`~mcpsync.ElicitParams`
+            (parsed from ``data.elicitations`` by whoever raises this; empty when
+            built without them).
     """
 
-    @property
-    def elicitations(self) -> Any:
-        from .handlers import ElicitParams
+    def __init__(self, code: int, message: str, data: Any = None, *, elicitations: Sequence[Any] = ()) -> None:
+        super().__init__(code, message, data)
+        self.elicitations = list(elicitations)
 
-        data = self.data if isinstance(self.data, dict) else {}
-        items = data.get("elicitations")
-        return [ElicitParams(item) for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    def __reduce__(self) -> Any:
+        return (_rebuild_elicitation, (self.code, self.message, self.data, self.elicitations))
+
+
+def _rebuild_elicitation(code: int, message: str, data: Any, elicitations: Sequence[Any]) -> URLElicitationRequired:
+    return URLElicitationRequired(code, message, data, elicitations=elicitations)
 
 
 class ResourceNotFound(MCPError):

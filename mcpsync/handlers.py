@@ -339,7 +339,7 @@ class Responder:
         handler = self._owner.elicitation_handler
         if params.mode not in self._owner.elicitation_modes:
             raise MCPError(rpc.INVALID_PARAMS, f"This client does not support {params.mode!r} elicitation")
-        params._server = self._owner.server_info
+        params._server = self._owner.server_info  # noqa: SLF001 same module: who asks is not part of the wire form
         assert handler is not None
         result = _wire(handler(params))
         if not isinstance(result, dict) or result.get("action") not in ("accept", "decline", "cancel"):

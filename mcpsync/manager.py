@@ -14,6 +14,10 @@ Startup never waits for the slowest server: :meth:`Manager.connect_all` waits
 at most ``startup_timeout``; servers still starting then serve their cached
 tools (from the last run) as *deferred* tools, or, without a cache entry, add
 their tools when they are ready. Calling a deferred tool waits for its server.
+
+This module is the registry and the router; its parts live in :mod:`mcpsync._fleet`:
+one server's state machine (``server``), the tool index (``index``), the scheduler
+threads, the tools cache and qualified names.
 """
 
 from __future__ import annotations
@@ -25,15 +29,16 @@ import os
 import threading
 import time
 import weakref
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
-from ._fleet import naming as _naming
-from ._rpc.engine import DEFAULT_TIMEOUT
-from ._rpc.options import ProgressCallback
+from ._fleet.index import ManagedTool, ToolIndex
 from ._fleet.scheduler import Scheduler
-from ._fleet.server import CLOSED, CONNECTING, FAILED, WAITING, ManagedServer, ReconnectPolicy, ServerStatus, release
+from ._fleet.server import (
+    CLOSED, CONNECTING, FAILED, WAITING, Host, ManagedServer, ReconnectPolicy, ServerStatus, release,
+)
 from ._fleet.toolcache import ToolCache
+from ._rpc.engine import DEFAULT_TIMEOUT
+from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from .cancel import CancelToken
 from .client import Client
 from .config import Config, ServerConfig, discover, load, parse_server
@@ -55,30 +60,6 @@ ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any], Config]
 ToolsChanged = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class ManagedTool:
-    """One tool of one managed server.
-
-    Attributes:
-        qualified_name: ``mcp_<server>_<tool>``, unique in the manager (see docs/manager.md).
-        server: the server's name.
-        name: the tool's own name on its server (what is sent in ``tools/call``).
-        tool: the typed :class:`~mcpsync.Tool` (description, input schema...).
-        deferred: True while the tool comes from the cache and its server is still connecting.
-    """
-
-    qualified_name: str
-    server: str
-    name: str
-    tool: Tool
-    deferred: bool = False
-
-    @property
-    def description(self) -> Optional[str]:
-        """The tool's description, as the server gives it."""
-        return self.tool.description
-
-
 class Manager:
     """Runs many MCP servers and routes tool calls to them by qualified name.
 
@@ -90,7 +71,7 @@ class Manager:
             False for none.
         reconnect: a :class:`ReconnectPolicy`, or False to turn reconnecting off.
         timeout: the per-request timeout in seconds for servers whose config has no
-            ``timeout`` (default 30 s); it also bounds each connect.
+            ``timeout`` (default 30 s); it also bounds each whole connect.
         max_parallel: how many servers connect at once (the size of the thread pool).
         on_tools_changed: ``fn(server_name)``, called after a server's tools were added,
             replaced or removed, on a manager thread (or the thread that made the change).
@@ -134,9 +115,11 @@ class Manager:
         self._timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self._client_options = dict(client_options or {})
         self._servers: Dict[str, ManagedServer] = {}
-        self._slices: Dict[str, Tuple[List[Tool], bool]] = {}
-        self._index: Dict[str, ManagedTool] = {}
-        self._warned: Set[Tuple[str, str]] = set()
+        self._index = ToolIndex()
+        # What each ManagedServer may use of the manager: nothing else of it.
+        self._host = Host(cond=self._cond, policy=self._policy, client_options=self._client_options,
+                          submit=self._scheduler.submit, apply_tools_locked=self._apply_tools_locked,
+                          tools_fetched=self._tools_fetched, server_failed=self._server_failed)
         self._started = False
         self._closed = False
         _live.add(self)
@@ -144,7 +127,7 @@ class Manager:
             server_config = self.config.servers.get(name)
             if server_config is not None and not server_config.enabled:
                 continue
-            self._servers[name] = ManagedServer(self, name, server_config, self.config.errors.get(name),
+            self._servers[name] = ManagedServer(self._host, name, server_config, self.config.errors.get(name),
                                                 self._timeout)
 
     @classmethod
@@ -269,9 +252,9 @@ class Manager:
         with self._cond:
             if server is not None:
                 self._server_locked(server)
-            live = {name for name, s in self._servers.items() if s.state not in (FAILED, CLOSED)}
-            return [tool for tool in self._index.values()
-                    if tool.server in live and (server is None or tool.server == server)]
+            live = {name for name, s in self._servers.items()
+                    if s.state not in (FAILED, CLOSED) and (server is None or name == server)}
+            return self._index.tools(live)
 
     def tool(self, qualified_name: str) -> ManagedTool:
         """The tool with that qualified name.
@@ -296,8 +279,10 @@ class Manager:
     ) -> CallToolResult:
         """Call a tool by its qualified name; waits for its server if it is still (re)connecting.
 
-        ``timeout`` (seconds; default the server's) covers the wait for the connection
-        and the call together. A result with ``is_error`` is returned, not raised.
+        ``timeout`` is in seconds (default: the server's timeout) and is one deadline over
+        the wait for the connection and the call together: the call gets what the wait
+        left (a tool that runs as a task, all of its wait). A result with ``is_error`` is
+        returned, not raised.
 
         Raises:
             UnknownToolError: no tool has that name.
@@ -311,14 +296,17 @@ class Manager:
             if server is None:
                 raise UnknownToolError(qualified_name)
         budget = server.timeout if timeout is None else timeout
-        deadline = time.monotonic() + budget
+        deadline = Deadline.after(budget)
+        options = CallOptions(timeout=budget, cancel=cancel, on_progress=on_progress, deadline=deadline)
         client = server.wait_client(deadline, cancel, budget)
-        remaining = deadline - time.monotonic()
-        return client.call_tool(entry.name, arguments, timeout=max(remaining, 0.001), cancel=cancel,
-                                on_progress=on_progress)
+        # The one options value, deadline included, goes to the client whole (its public call_tool
+        # would start a new clock from a timeout).
+        result = client._call_tool(entry.name, arguments, False, options)  # noqa: SLF001 see above
+        assert isinstance(result, CallToolResult)
+        return result
 
     def client(self, name: str, *, timeout: Optional[float] = None) -> Client:
-        """The server's connected :class:`~mcpsync.Client`, waiting up to ``timeout`` for it.
+        """The server's connected :class:`~mcpsync.Client`, waiting up to ``timeout`` seconds for it.
 
         The client is replaced on a reconnect: ask again rather than keeping it.
 
@@ -329,7 +317,7 @@ class Manager:
         with self._cond:
             server = self._server_locked(name)
         budget = server.timeout if timeout is None else timeout
-        return server.wait_client(time.monotonic() + budget, None, budget)
+        return server.wait_client(Deadline.after(budget), None, budget)
 
     def refresh_tools(self, name: str) -> List[ManagedTool]:
         """Fetch ``name``'s tool list again now (and update the cache); returns its tools.
@@ -364,7 +352,7 @@ class Manager:
             return self._status_locked(self._server_locked(name))
 
     def _status_locked(self, server: ManagedServer) -> ServerStatus:
-        return server.status_locked(len(self._slices.get(server.name, ((), False))[0]))
+        return server.status_locked(self._index.count(server.name))
 
     # -- changing the set of servers ------------------------------------------------------------
 
@@ -384,7 +372,7 @@ class Manager:
             self._check_open()
             if name in self._servers:
                 raise ConfigError(f'server "{name}" already exists; remove it first', server=name)
-            server = ManagedServer(self, name, config, None, self._timeout)
+            server = ManagedServer(self._host, name, config, None, self._timeout)
             self._servers[name] = server
             if self._started and connect and config.enabled:
                 server.start_locked()
@@ -399,9 +387,7 @@ class Manager:
             server = self._server_locked(name)
             del self._servers[name]
             clients = server.close_locked()
-            had_tools = self._slices.pop(name, None) is not None
-            if had_tools:
-                self._reindex_locked()
+            had_tools = self._index.drop_locked(self._servers, name)
         for client in clients:
             release(client)
         if had_tools:
@@ -479,35 +465,14 @@ class Manager:
         """True once :meth:`close` was called."""
         return self._closed
 
-    # -- for ManagedServer (the Host protocol) ----------------------------------------------------
-
-    def _submit(self, fn: Any, *args: Any, delay: float = 0.0) -> bool:
-        return self._scheduler.submit(fn, *args, delay=delay)
+    # -- for ManagedServer (through its Host) ------------------------------------------------------
 
     def _apply_tools_locked(self, name: str, tools: List[Tool], deferred: bool) -> bool:
         """Replace one server's slice of the tools (never touching another's); lock held."""
-        if name not in self._servers:
+        if name not in self._servers or not self._index.apply_locked(self._servers, name, tools, deferred):
             return False
-        current = self._slices.get(name)
-        if deferred and current is not None and not current[1]:
-            return False  # live tools already arrived: never replace them with cached ones
-        self._slices[name] = (list(tools), deferred)
-        self._reindex_locked()
         self._cond.notify_all()  # wait_until() predicates may look at the tools
         return True
-
-    def _reindex_locked(self) -> None:
-        pairs = [(name, tool.name) for name in self._servers if name in self._slices
-                 for tool in self._slices[name][0]]
-        names = _naming.assign(pairs, self._warned)
-        index: Dict[str, ManagedTool] = {}
-        for name in self._servers:
-            tools, deferred = self._slices.get(name, ([], False))
-            for tool in tools:
-                qualified = names[(name, tool.name)]
-                if qualified not in index:
-                    index[qualified] = ManagedTool(qualified, name, tool.name, tool, deferred)
-        self._index = index
 
     def _tools_fetched(self, server: ManagedServer, tools: List[Tool]) -> None:
         """A server's live tool list arrived (outside the lock): update the cache, tell the user."""
@@ -517,7 +482,7 @@ class Manager:
 
     def _server_failed(self, server: ManagedServer) -> None:
         with self._cond:
-            had_tools = server.name in self._slices
+            had_tools = self._index.has(server.name)
         if had_tools:
             self._notify_tools_changed(server.name)
 
@@ -547,7 +512,7 @@ def _close_all_at_exit() -> None:
     (which would otherwise look like crashes and start reconnects). atexit runs hooks in
     reverse order of registration, and this module registers after the transports."""
     for manager in list(_live):
-        manager._close(_EXIT_GRACE)
+        manager._close(_EXIT_GRACE)  # noqa: SLF001 same module: the exit hook closes with a short grace
 
 
 atexit.register(_close_all_at_exit)

@@ -15,8 +15,14 @@ until ``subscription.close()``.
   closed; stdio: ``notifications/cancelled``). A stream that breaks is opened
   again, with a new id, after a short backoff.
 
+:class:`Subscriptions` works over the narrow
+:class:`~mcpsync._session.session.SessionHandle` (requests, era, name), never over the
+:class:`~mcpsync.Client` itself. A ``timeout`` here is in seconds and bounds one step:
+the subscribe request (legacy), or the wait for the listen stream's acknowledgement (modern).
+
 Thread safety: any thread may subscribe and close; callbacks run one at a
-time, in arrival order, on the dispatcher thread.
+time, in arrival order, on the dispatcher thread. Each modern stream runs on a
+thread of its own, which ``close()`` joins.
 """
 
 from __future__ import annotations
@@ -24,15 +30,14 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set
 
-from ._session import meta as _meta
 from ._rpc.jsonrpc import JSONObject, RequestId
+from ._rpc.options import DEFAULT_OPTIONS, CallOptions
+from ._session import meta as _meta
+from ._session.session import SessionHandle
 from .cancel import CancelToken
 from .exceptions import CapabilityError, MCPSyncError, RequestCancelled, RequestTimeout, TransportClosed
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
 
 __all__ = ["Subscription"]
 
@@ -89,9 +94,10 @@ class Subscription:
         if self._closed:
             return
         self._closed = True
-        self._owner._closed(self, timeout)
+        self._owner.closed(self, timeout)
 
     def _deliver(self, updated: str) -> None:
+        """Dispatcher thread: run the callback for one update (a callback that raises is logged)."""
         callback = self.callback
         if callback is not None and not self._closed:
             try:
@@ -141,7 +147,7 @@ class _Listen:
     def _registered(self, request_id: RequestId) -> None:
         """The engine allocated the listen request's id: route its notifications here from now on."""
         self.ids.add(request_id)
-        self.owner._route(request_id, self)
+        self.owner.route(request_id, self)
 
     def on_notification(self, method: str, params: JSONObject) -> None:
         if method == ACKNOWLEDGED:
@@ -149,11 +155,11 @@ class _Listen:
             self.acknowledged = honoured if isinstance(honoured, dict) else {}
             self._ready.set()
         elif method == UPDATED and self.subscription is not None and isinstance(params.get("uri"), str):
-            self.subscription._deliver(params["uri"])
+            self.subscription._deliver(params["uri"])  # noqa: SLF001 same module: the stream feeds its subscription
 
     def _run(self) -> None:
         delay = _BACKOFF[0]
-        client = self.owner.client
+        session = self.owner.session
         while not self._stop.is_set():
             token = CancelToken()
             with self._lock:
@@ -161,9 +167,9 @@ class _Listen:
             if self._stop.is_set():
                 break
             try:
-                client._call("subscriptions/listen", {"notifications": self.notifications}, timeout=math.inf,
-                             cancel=token, on_request_id=self._registered)
-                log.info("[%s] The server ended the subscription stream", client.name)
+                session.call("subscriptions/listen", {"notifications": self.notifications},
+                             CallOptions(timeout=math.inf, cancel=token, on_request_id=self._registered))
+                log.info("[%s] The server ended the subscription stream", session.name)
                 break
             except (RequestCancelled, TransportClosed) as exc:
                 if not self._ready.is_set():
@@ -175,12 +181,12 @@ class _Listen:
                 if not self._ready.is_set():
                     self.failure = exc  # refused outright: the subscriber hears why
                     break
-                log.warning("[%s] Subscription stream broke (%s); listening again in %gs", client.name, exc, delay)
+                log.warning("[%s] Subscription stream broke (%s); listening again in %gs", session.name, exc, delay)
                 if self._stop.wait(delay):
                     break
                 delay = min(delay * 2, _BACKOFF[1])
             finally:
-                self.owner._unroute(self.ids)
+                self.owner.unroute(self.ids)
                 self.ids.clear()
         self.ended = True
         self._ready.set()
@@ -189,8 +195,8 @@ class _Listen:
 class Subscriptions:
     """The client's subscriptions (both eras) and its modern list_changed stream."""
 
-    def __init__(self, client: "Client") -> None:
-        self.client = client
+    def __init__(self, session: SessionHandle) -> None:
+        self.session = session
         self._lock = threading.Lock()
         self._legacy: Dict[str, List[Subscription]] = {}
         self._routes: Dict[RequestId, _Listen] = {}
@@ -202,36 +208,38 @@ class Subscriptions:
 
     def subscribe(self, uri: str, callback: Optional[UpdateCallback], timeout: Optional[float]) -> Subscription:
         subscription = Subscription(self, uri, callback)
-        if not self.client.modern:
+        session = self.session
+        if not session.modern:
             with self._lock:
                 first = uri not in self._legacy
                 self._legacy.setdefault(uri, []).append(subscription)
             if first:
                 try:
-                    self.client.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+                    session.call("resources/subscribe", {"uri": uri}, _options(timeout))
                 except BaseException:
                     with self._lock:
                         self._legacy.pop(uri, None)
                     raise
             return subscription
-        listen = _Listen(self, {"resourceSubscriptions": [uri]}, self.client.name)
+        listen = _Listen(self, {"resourceSubscriptions": [uri]}, session.name)
         listen.subscription = subscription
-        subscription._listen = listen
+        subscription._listen = listen  # noqa: SLF001 same module: the owner wires a subscription to its stream
         with self._lock:
             self._listens.append(listen)
         try:
-            listen.start(timeout if timeout is not None else self.client.transport.timeout)
+            listen.start(timeout if timeout is not None else session.default_timeout)
             honoured = (listen.acknowledged or {}).get("resourceSubscriptions")
             if not isinstance(honoured, list) or uri not in honoured:
-                raise CapabilityError(f"Server {self.client.name!r} did not accept a subscription to {uri!r}")
+                raise CapabilityError(f"Server {session.name!r} did not accept a subscription to {uri!r}")
         except BaseException:
-            subscription._closed = True
+            subscription._closed = True  # noqa: SLF001 same module: a failed subscribe leaves it closed
             self._stop(listen)
             raise
         return subscription
 
-    def _closed(self, subscription: Subscription, timeout: Optional[float]) -> None:
-        listen = subscription._listen
+    def closed(self, subscription: Subscription, timeout: Optional[float]) -> None:
+        """``subscription`` was closed: end its stream, or unsubscribe once no one else needs the URI."""
+        listen = subscription._listen  # noqa: SLF001 same module: the owner ends the stream it wired
         if listen is not None:
             self._stop(listen)
             return
@@ -241,11 +249,12 @@ class Subscriptions:
                 self._legacy[subscription.uri] = remaining
                 return
             self._legacy.pop(subscription.uri, None)
-        if self.client.connected and not self.client.modern:
+        session = self.session
+        if session.connected and not session.modern:
             try:
-                self.client.request("resources/unsubscribe", {"uri": subscription.uri}, timeout=timeout)
+                session.call("resources/unsubscribe", {"uri": subscription.uri}, _options(timeout))
             except MCPSyncError as exc:
-                log.debug("[%s] resources/unsubscribe %s failed: %s", self.client.name, subscription.uri, exc)
+                log.debug("[%s] resources/unsubscribe %s failed: %s", session.name, subscription.uri, exc)
 
     def legacy_uris(self) -> List[str]:
         """The URIs subscribed with ``resources/subscribe`` (restored after an HTTP session is renewed)."""
@@ -261,13 +270,13 @@ class Subscriptions:
             flags |= self._list_changed_flags
             self._list_changed_flags = flags
             old = self._list_changed
-            listen = _Listen(self, {flag: True for flag in sorted(flags)}, self.client.name)
+            listen = _Listen(self, {flag: True for flag in sorted(flags)}, self.session.name)
             self._list_changed = listen
             self._listens.append(listen)
         try:
             listen.start(timeout)
         except MCPSyncError as exc:
-            log.warning("[%s] Could not listen for list changes: %s", self.client.name, exc)
+            log.warning("[%s] Could not listen for list changes: %s", self.session.name, exc)
             self._stop(listen)
         if old is not None:
             self._stop(old)  # only once the new stream is acknowledged: no gap
@@ -302,13 +311,14 @@ class Subscriptions:
             with self._lock:
                 targets = [s for uri, subs in self._legacy.items() if covers(uri, updated) for s in subs]
             for subscription in targets:
-                subscription._deliver(updated)
+                subscription._deliver(updated)  # noqa: SLF001 same module: the owner routes legacy updates
 
-    def _route(self, request_id: RequestId, listen: _Listen) -> None:
+    def route(self, request_id: RequestId, listen: _Listen) -> None:
+        """Send the notifications naming ``request_id`` (a listen request) to ``listen``."""
         with self._lock:
             self._routes[request_id] = listen
 
-    def _unroute(self, ids: Set[RequestId]) -> None:
+    def unroute(self, ids: Set[RequestId]) -> None:
         with self._lock:
             for request_id in ids:
                 self._routes.pop(request_id, None)
@@ -335,3 +345,7 @@ class Subscriptions:
         for listen in listens:
             if listen.thread is not threading.current_thread() and listen.thread.ident is not None:
                 listen.thread.join(5.0)
+
+
+def _options(timeout: Optional[float]) -> CallOptions:
+    return DEFAULT_OPTIONS if timeout is None else CallOptions(timeout=timeout)

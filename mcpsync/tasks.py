@@ -18,6 +18,13 @@ Two protocols, one handle:
     task = client.call_tool("render", {"scene": 3}, task=True)
     print(task.id, task.status())
     result = task.result(timeout=600)     # waits, polling at the server's pace
+
+A :class:`Task` holds its server conversation through the narrow
+:class:`~mcpsync._session.session.SessionHandle` (requests and the client's
+input handlers), never the :class:`~mcpsync.Client` itself. Every ``timeout`` a
+Task method takes is in seconds: for :meth:`Task.status` and :meth:`Task.cancel` one
+request; for :meth:`Task.wait` and :meth:`Task.result` the whole wait, every poll
+included.
 """
 
 from __future__ import annotations
@@ -26,15 +33,16 @@ import logging
 import math
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set
 
 from ._rpc.jsonrpc import JSONObject
+from ._rpc.options import DEFAULT_OPTIONS, CallOptions
+from ._session.meta import TASKS_EXTENSION
+from ._session.mrtr import answer_all
+from ._session.session import SessionHandle
 from .cancel import CancelToken
 from .exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout
 from .types import CallToolResult, MCPObject, _Field
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
 
 __all__ = ["Task", "TaskInfo"]
 
@@ -84,11 +92,12 @@ class Task:
     ``result`` from several threads at once poll independently.
     """
 
-    def __init__(self, client: "Client", info: JSONObject, *, modern: bool, tool: str = "",
+    def __init__(self, session: SessionHandle, info: JSONObject, *, modern: bool, tool: str = "",
                  result: Optional[JSONObject] = None) -> None:
-        self._client = client
+        self._session = session
         self._modern = modern
         self.tool = tool
+        self._raw: JSONObject = dict(info)  # the wire form of ``info`` (kept: later updates merge into it)
         self.info = TaskInfo.from_dict(dict(info))
         self.id: str = self.info.task_id
         self._lock = threading.Lock()
@@ -102,9 +111,9 @@ class Task:
         return f"<Task {self.id!r} {self.tool!r} {self.info.status}>"
 
     @classmethod
-    def completed(cls, client: "Client", tool: str, result: JSONObject, modern: bool) -> "Task":
+    def completed(cls, session: SessionHandle, tool: str, result: JSONObject, modern: bool) -> "Task":
         """A handle for a call the server answered at once (it chose not to make a task)."""
-        return cls(client, {"taskId": "", "status": "completed"}, modern=modern, tool=tool, result=result)
+        return cls(session, {"taskId": "", "status": "completed"}, modern=modern, tool=tool, result=result)
 
     # -- polling ---------------------------------------------------------------------------------------
 
@@ -115,7 +124,7 @@ class Task:
         """
         if not self.id:
             return self.info.status
-        info = self._client._task_call("tasks/get", {"taskId": self.id}, timeout=timeout, modern=self._modern)
+        info = self._ask("tasks/get", {"taskId": self.id}, timeout)
         if not isinstance(info, dict):
             raise ProtocolError("tasks/get returned a non-object result")
         self._note(info)
@@ -189,72 +198,60 @@ class Task:
         Cancelling is cooperative: the task may still end otherwise.
         """
         if self.id:
-            info = self._client._task_call("tasks/cancel", {"taskId": self.id}, timeout=timeout, modern=self._modern)
+            info = self._ask("tasks/cancel", {"taskId": self.id}, timeout)
             if isinstance(info, dict) and info.get("status"):
                 self._note(info)
 
     # -- internals --------------------------------------------------------------------------------------
 
+    def _ask(self, method: str, params: JSONObject, timeout: Optional[float]) -> Any:
+        """One ``tasks/*`` request (declaring the tasks extension on modern servers, as it requires)."""
+        options = DEFAULT_OPTIONS if timeout is None else CallOptions(timeout=timeout)
+        return self._session.call(method, params, options, extension=TASKS_EXTENSION if self._modern else None)
+
     def _note(self, info: JSONObject) -> None:
         with self._lock:
+            self._raw = dict(info)
             self.info = TaskInfo.from_dict(dict(info))
             if self._modern and self.info.status == "completed" and isinstance(info.get("result"), dict):
                 self._result = info["result"]
             elif self._modern and self.info.status == "failed":
                 found = info.get("error")
                 error: JSONObject = found if isinstance(found, dict) else {}
-                self._error = MCPError(int(error.get("code", -32603)), str(error.get("message", "Task failed")),
-                                       error.get("data"))
+                self._error = MCPError.from_wire({"message": "Task failed", **error})
 
     def _fetch_result(self, deadline: float, timeout: Optional[float]) -> None:
         """2025-11-25: ``tasks/result`` blocks until the task ends, carrying its requests for input."""
         try:
-            result = self._client._task_call("tasks/result", {"taskId": self.id},
-                                             timeout=_remaining(deadline, timeout) or math.inf, modern=False)
+            result = self._ask("tasks/result", {"taskId": self.id}, _remaining(deadline, timeout) or math.inf)
         except MCPError as exc:
             with self._lock:
                 self._error = exc
-                self.info = TaskInfo.from_dict({**self.info._data, "status": "failed"})
+                self._set_status_locked("failed")
             return
         if not isinstance(result, dict):
             raise ProtocolError("tasks/result returned a non-object result")
         with self._lock:
             self._result = result
             # tasks/result answers only once the task has ended; isError results count as failed (2025-11-25).
-            status = "failed" if result.get("isError") else "completed"
-            self.info = TaskInfo.from_dict({**self.info._data, "status": status})
+            self._set_status_locked("failed" if result.get("isError") else "completed")
+
+    def _set_status_locked(self, status: str) -> None:
+        self._raw = {**self._raw, "status": status}
+        self.info = TaskInfo.from_dict(dict(self._raw))
 
     def _answer_inputs(self) -> None:
         """2026-07-28: answer the task's new ``inputRequests`` with ``tasks/update`` (each key once)."""
-        requests = self.info._data.get("inputRequests")
+        with self._lock:
+            requests = self._raw.get("inputRequests")
         pending: Dict[str, Any] = {key: request for key, request in (requests or {}).items()
                                    if key not in self._answered} if isinstance(requests, dict) else {}
         if not pending:
             threading.Event().wait(min(self.info.poll_interval or DEFAULT_POLL_INTERVAL, 1.0))
             return
-        from ._session.mrtr import answer_all
-
-        responses = answer_all(pending, self._client._responder.answer, "tasks/update")
+        responses = answer_all(pending, self._session.answer, "tasks/update")
         self._answered.update(responses)
-        self._client._task_call("tasks/update", {"taskId": self.id, "inputResponses": responses}, modern=True)
-
-
-def offers_tool_tasks(capabilities: Dict[str, Any]) -> bool:
-    """Whether a (2025-11-25) server runs tool calls as tasks: ``tasks.requests.tools.call``."""
-    tasks = capabilities.get("tasks")
-    requests = tasks.get("requests") if isinstance(tasks, dict) else None
-    tools = requests.get("tools") if isinstance(requests, dict) else None
-    return isinstance(tools, dict) and "call" in tools
-
-
-def parse_created(result: Any, modern: bool) -> JSONObject:
-    """The task inside a CreateTaskResult (2025-11-25 nests it under ``task``; 2026 inlines it)."""
-    if not isinstance(result, dict):
-        raise ProtocolError("tools/call returned a non-object result")
-    task = result if modern else result.get("task")
-    if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
-        raise ProtocolError("The server's CreateTaskResult has no task id")
-    return task
+        self._ask("tasks/update", {"taskId": self.id, "inputResponses": responses}, None)
 
 
 def infos(items: List[Any]) -> List[TaskInfo]:

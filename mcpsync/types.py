@@ -61,7 +61,7 @@ class _Field(Generic[T]):
     def __get__(self, obj: Optional["MCPObject"], owner: Any) -> Any:
         if obj is None:
             return self
-        return obj._data.get(self.key, self.default)
+        return obj._data.get(self.key, self.default)  # noqa: SLF001 same module: a field reads its object's dict
 
 
 class MCPObject:
@@ -78,7 +78,7 @@ class MCPObject:
     def from_dict(cls: Type[M], data: Dict[str, Any]) -> M:
         """Wrap ``data`` (a wire dict, which the object then owns); non-dicts become empty."""
         obj = cls.__new__(cls)
-        obj._data = data if isinstance(data, dict) else {}
+        obj._data = data if isinstance(data, dict) else {}  # noqa: SLF001 the class builds its own instance
         return obj
 
     def to_dict(self) -> Dict[str, Any]:

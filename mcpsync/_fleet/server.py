@@ -1,7 +1,8 @@
 """One managed server: its connection attempts, status, tool fetching and reconnects.
 
-A :class:`ManagedServer` belongs to a :class:`~mcpsync.Manager` (its *host*)
-and shares the host's lock and condition, so a state change and the matching
+A :class:`ManagedServer` belongs to a :class:`~mcpsync.Manager`, which hands it a
+:class:`Host` (the manager's lock, policy and callbacks, and nothing else); it
+shares the host's lock and condition, so a state change and the matching
 change of the host's tool index happen together. Blocking work (spawning,
 the handshake, ``tools/list``, closing) always runs outside that lock, on the
 host's scheduler threads or on the caller's thread.
@@ -21,8 +22,9 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Deque, Dict, List, Optional, Protocol
+from typing import Any, Callable, Deque, Dict, List, Optional
 
+from .._rpc.options import Deadline
 from ..cancel import CancelToken
 from ..client import Client
 from ..config import ServerConfig
@@ -113,20 +115,27 @@ class ServerStatus:
                 "connected_at": self.connected_at, "since": self.since, "reconnects": self.reconnects}
 
 
-class Host(Protocol):
-    """What a ManagedServer needs from its manager."""
+@dataclass(frozen=True)
+class Host:
+    """What a ManagedServer needs from its manager, handed over explicitly.
 
-    _cond: threading.Condition
-    _policy: ReconnectPolicy
-    _client_options: Dict[str, Any]
+    Attributes:
+        cond: the manager's condition (and lock); every ManagedServer field is guarded by it.
+        policy: how lost connections are reconnected.
+        client_options: keyword options for every server's Client.
+        submit: ``submit(fn, *args, delay=0.0)`` runs ``fn`` on a manager thread; False once stopped.
+        apply_tools_locked: ``(name, tools, deferred)`` replaces the server's slice of tools (lock held).
+        tools_fetched: ``(server, tools)`` a live list arrived (lock not held): cache it, tell the user.
+        server_failed: ``(server)`` the server failed for good (lock not held).
+    """
 
-    def _submit(self, fn: Any, *args: Any, delay: float = 0.0) -> bool: ...
-
-    def _apply_tools_locked(self, name: str, tools: List[Tool], deferred: bool) -> bool: ...
-
-    def _tools_fetched(self, server: "ManagedServer", tools: List[Tool]) -> None: ...
-
-    def _server_failed(self, server: "ManagedServer") -> None: ...
+    cond: threading.Condition
+    policy: ReconnectPolicy
+    client_options: Dict[str, Any]
+    submit: Callable[..., bool]
+    apply_tools_locked: Callable[[str, List[Tool], bool], bool]
+    tools_fetched: Callable[["ManagedServer", List[Tool]], None]
+    server_failed: Callable[["ManagedServer"], None]
 
 
 def release(client: Client) -> None:
@@ -193,7 +202,7 @@ class ManagedServer:
             log.debug("[%s] %s -> %s", self.name, self.state, state)
             self.state = state
             self.since = time.time()
-            self.host._cond.notify_all()
+            self.host.cond.notify_all()
 
     def _record_locked(self, exc: BaseException) -> None:
         self.last_exc = exc
@@ -211,7 +220,7 @@ class ManagedServer:
         self.generation += 1
         self.reason = None
         self._set_state_locked(state)
-        self.host._submit(self._attempt, self.generation, delay=delay)
+        self.host.submit(self._attempt, self.generation, delay=delay)
 
     def mark_deferred_locked(self) -> bool:
         """Still connecting at the end of the startup window: serve cached tools meanwhile."""
@@ -251,7 +260,7 @@ class ManagedServer:
 
     def _retry_locked(self) -> bool:
         """Schedule the next reconnect attempt, or give up (state failed); True if scheduled."""
-        policy = self.host._policy
+        policy = self.host.policy
         now = time.monotonic()
         while self._burst and now - self._burst[0] > policy.window:
             self._burst.popleft()
@@ -275,19 +284,19 @@ class ManagedServer:
     def _attempt(self, generation: int) -> None:
         config = self.config
         assert config is not None
-        with self.host._cond:
+        with self.host.cond:
             if generation != self.generation or self.state == CLOSED:
                 return  # superseded while it waited for its turn
         try:
             transport = create_transport(config.transport_config(), name=config.name, timeout=self.timeout)
-            client = Client(transport, timeout=self.timeout, **self.host._client_options)
+            client = Client(transport, timeout=self.timeout, **self.host.client_options)
         except Exception as exc:  # a config the transport refuses, say an HTTP type not available
             self._attempt_failed(generation, exc, None)
             return
         me = weakref.ref(self)
         client_ref = weakref.ref(client)
         client.on_notification("notifications/tools/list_changed", lambda _params: _list_changed(me, client_ref))
-        with self.host._cond:
+        with self.host.cond:
             if generation != self.generation or self.state == CLOSED:
                 return  # superseded before anything was opened: nothing to release
             self.attempt = client
@@ -300,7 +309,7 @@ class ManagedServer:
             release(client)
             self._attempt_failed(generation, exc, client)
             return
-        with self.host._cond:
+        with self.host.cond:
             if self.attempt is client:
                 self.attempt = None
             current = generation == self.generation and self.state != CLOSED
@@ -311,18 +320,18 @@ class ManagedServer:
                 self.connected_at = time.time()
                 self._failures = 0
                 self.reason = None
-                self.host._apply_tools_locked(self.name, tools, False)
+                self.host.apply_tools_locked(self.name, tools, False)
                 self._set_state_locked(CONNECTED)
         if not current:
             release(client)  # closed, removed or superseded while connecting: never orphan it
             return
         log.info("[%s] Connected (%d tools)", self.name, len(tools))
-        self.host._tools_fetched(self, tools)
+        self.host.tools_fetched(self, tools)
         if _engine_closed(client):  # it closed before it became current: its on_close may have been ignored
             self.lost(client)
 
     def _attempt_failed(self, generation: int, exc: BaseException, client: Optional[Client]) -> None:
-        with self.host._cond:
+        with self.host.cond:
             if client is not None and self.attempt is client:
                 self.attempt = None
             if generation != self.generation or self.state == CLOSED:
@@ -335,11 +344,11 @@ class ManagedServer:
             else:
                 log.warning("[%s] Could not connect: %s", self.name, self.last_error)
                 self._set_state_locked(FAILED)
-        self.host._server_failed(self)
+        self.host.server_failed(self)
 
     def lost(self, client: Client) -> None:
         """The connection of ``client`` closed; reconnect if it was the current one."""
-        with self.host._cond:
+        with self.host.cond:
             if self.client is not client:
                 return  # a deliberate close, or an old connection
             self.client = None
@@ -350,12 +359,12 @@ class ManagedServer:
             retrying = self._retry_locked()
         # This runs on the transport's dispatcher thread, which must not wait for the reader:
         # the dead connection is released on a manager thread (or by close()).
-        self.host._submit(self._release_dead)
+        self.host.submit(self._release_dead)
         if not retrying:
-            self.host._server_failed(self)
+            self.host.server_failed(self)
 
     def _release_dead(self) -> None:
-        with self.host._cond:
+        with self.host.cond:
             dead, self.dead = self.dead, []
         for client in dead:
             release(client)
@@ -368,19 +377,20 @@ class ManagedServer:
         Raises:
             whatever ``tools/list`` raises.
         """
-        with self.host._cond:
+        with self.host.cond:
             current = self.client
         if current is None or (client is not None and client is not current):
             return None
         tools = fetch_tools(current, self.timeout)
-        with self.host._cond:
+        with self.host.cond:
             if self.client is not current:
                 return None
-            self.host._apply_tools_locked(self.name, tools, False)
-        self.host._tools_fetched(self, tools)
+            self.host.apply_tools_locked(self.name, tools, False)
+        self.host.tools_fetched(self, tools)
         return tools
 
-    def _refresh_job(self, client: Client) -> None:
+    def refresh_job(self, client: Client) -> None:
+        """A manager thread: refresh the tools after ``list_changed`` (a failure is logged)."""
         try:
             self.refresh(client)
         except Exception as exc:
@@ -388,15 +398,17 @@ class ManagedServer:
 
     # -- waiting (caller threads) ----------------------------------------------------------
 
-    def wait_client(self, deadline: float, cancel: Optional[CancelToken], budget: float) -> Client:
-        """Block until the server is connected, ``deadline`` (monotonic) passes or ``cancel`` fires.
+    def wait_client(self, deadline: Deadline, cancel: Optional[CancelToken], budget: float) -> Client:
+        """Block until the server is connected, ``deadline`` passes or ``cancel`` fires.
+
+        ``budget`` is the seconds the deadline was set for (for the error message).
 
         Raises:
             ServerNotConnected: the server failed, was closed or was never started.
             RequestTimeout: still connecting at the deadline.
             RequestCancelled: ``cancel`` fired.
         """
-        cond = self.host._cond
+        cond = self.host.cond
         unregister = None
         if cancel is not None:
             def wake(_reason: Any) -> None:
@@ -416,7 +428,7 @@ class ManagedServer:
                         raise self.not_connected_locked()
                     if cancel is not None and cancel.cancelled:
                         raise RequestCancelled(cancel.reason)
-                    remaining = deadline - time.monotonic()
+                    remaining = deadline.remaining()
                     if remaining <= 0:
                         doing = "reconnecting" if self.state in (RECONNECTING, CONNECTED) else "connecting"
                         raise RequestTimeout(
@@ -446,7 +458,7 @@ def _closed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]")
 def _list_changed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]") -> None:
     server, client = me(), client_ref()
     if server is not None and client is not None:
-        server.host._submit(server._refresh_job, client)
+        server.host.submit(server.refresh_job, client)
 
 
 def _engine_closed(client: Client) -> bool:

@@ -26,24 +26,18 @@ import time
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 from urllib.parse import urlsplit
 
-from .._rpc.jsonrpc import JSONObject
+from .._rpc.jsonrpc import METHOD_NOT_FOUND, JSONObject
 from .._versions import (
     ALL_VERSIONS, LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, best_common,
     is_modern,
 )
-from ..exceptions import (
-    HTTPStatusError, MCPError, MissingClientCapability, ProtocolError, RequestTimeout, UnsupportedProtocolVersion,
-)
+from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
+from .errors import MISSING_CAPABILITY, MODERN_HTTP_ERRORS, UNSUPPORTED_VERSION, typed
 
 log = logging.getLogger("mcpsync.client")
 
 AUTO, MODERN, LEGACY = "auto", "modern", "legacy"
 DEFAULT_PROBE_TIMEOUT = 3.0
-
-UNSUPPORTED_VERSION = -32022
-MISSING_CAPABILITY = -32021
-HEADER_MISMATCH = -32020
-_MODERN_HTTP_ERRORS = {UNSUPPORTED_VERSION, MISSING_CAPABILITY, HEADER_MISMATCH, -32602}
 
 # How a transport finds out its server's era (``Transport.era_detection``).
 PROBE = "probe"  # stdio and other byte streams: server/discover with a short timeout
@@ -143,18 +137,16 @@ def http_error(exc: BaseException) -> Optional[MCPError]:
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict) or type(error.get("code")) is not int:
         return None
-    found = MCPError(error["code"], str(error.get("message", "")), error.get("data"))
-    found.http_status = exc.status_code
-    return found
+    return MCPError.from_wire(error, http_status=exc.status_code)
 
 
 def is_modern_http_error(error: MCPError) -> bool:
     """A JSON-RPC error only a modern server sends over HTTP (a 4xx body, or an error its peer reports)."""
     if error.code == UNSUPPORTED_VERSION:
         return bool(supported_versions(error))
-    if error.code in _MODERN_HTTP_ERRORS:
+    if error.code in MODERN_HTTP_ERRORS:
         return error.http_status == 400
-    return error.code == -32601 and error.http_status == 404
+    return error.code == METHOD_NOT_FOUND and error.http_status == 404
 
 
 def is_modern_refusal(exc: BaseException) -> bool:
@@ -294,8 +286,8 @@ class Negotiation:
         error = http_error(exc)
         assert error is not None
         if error.code == MISSING_CAPABILITY:
-            raise MissingClientCapability(error.code, error.message, error.data) from exc
-        if error.code == -32601:  # modern, yet no server/discover: capabilities unknown
+            raise typed(error) from exc
+        if error.code == METHOD_NOT_FOUND:  # modern, yet no server/discover: capabilities unknown
             cache.remember(self._key, MODERN)
             self._adopt(LATEST_MODERN_VERSION, None)
             return

@@ -1,0 +1,69 @@
+"""The MCP error codes, in one table, and the one mapping from a JSON-RPC error to its typed exception.
+
+The standard JSON-RPC codes (``-32700`` … ``-32603``) live in :mod:`mcpsync._rpc.jsonrpc`;
+the codes MCP adds on top of them live here, with the exception class each one becomes.
+:func:`typed` is the only place an :class:`~mcpsync.MCPError` is turned into a subclass, so
+every such error keeps its ``http_status`` and is chained to the error it replaces.
+
+Pure functions and constants: no threads, no I/O, nothing blocks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Type
+
+from .._rpc.jsonrpc import INVALID_PARAMS
+from ..exceptions import MCPError, MissingClientCapability, ResourceNotFound, URLElicitationRequired
+from ..handlers import ElicitParams
+
+__all__ = [
+    "HEADER_MISMATCH", "MISSING_CAPABILITY", "MODERN_HTTP_ERRORS", "RESOURCE_NOT_FOUND", "UNSUPPORTED_VERSION",
+    "URL_ELICITATION_REQUIRED", "typed",
+]
+
+#: ``resources/read`` of a resource the server does not have (legacy servers; modern ones use -32602).
+RESOURCE_NOT_FOUND = -32002
+#: Modern HTTP: the ``Mcp-Param-*`` headers do not match the request body (list the tools again).
+HEADER_MISMATCH = -32020
+#: The server needs a client capability the request did not declare.
+MISSING_CAPABILITY = -32021
+#: The server speaks none of the requested versions; ``data.supported`` lists the ones it does.
+UNSUPPORTED_VERSION = -32022
+#: The user must complete URL-mode elicitations (``data.elicitations``) before the call can go on.
+URL_ELICITATION_REQUIRED = -32042
+
+#: The errors only a modern server sends in an HTTP 400 body (era detection reads them).
+MODERN_HTTP_ERRORS = frozenset({UNSUPPORTED_VERSION, MISSING_CAPABILITY, HEADER_MISMATCH, INVALID_PARAMS})
+
+# Codes whose exception type does not depend on the request.
+_BY_CODE: Dict[int, Type[MCPError]] = {
+    MISSING_CAPABILITY: MissingClientCapability,
+    URL_ELICITATION_REQUIRED: URLElicitationRequired,
+}
+
+
+def typed(error: MCPError, *, resource_read: bool = False, modern: bool = False) -> MCPError:
+    """``error`` as the exception its code calls for (``error`` itself when it has no type of its own).
+
+    ``resource_read`` says the error answered ``resources/read``: then ``-32002``, or
+    ``-32602`` from a ``modern`` server, is a :class:`~mcpsync.ResourceNotFound`.
+    The caller raises the result ``from error`` when it is a new object.
+    """
+    kind = _BY_CODE.get(error.code)
+    if kind is None and resource_read and (error.code == RESOURCE_NOT_FOUND
+                                           or (modern and error.code == INVALID_PARAMS)):
+        kind = ResourceNotFound
+    if kind is None or isinstance(error, kind):
+        return error
+    if kind is URLElicitationRequired:
+        found: MCPError = URLElicitationRequired(error.code, error.message, error.data,
+                                                 elicitations=_elicitations(error.data))
+    else:
+        found = kind(error.code, error.message, error.data)
+    found.http_status = error.http_status
+    return found
+
+
+def _elicitations(data: Any) -> List[ElicitParams]:
+    items = data.get("elicitations") if isinstance(data, dict) else None
+    return [ElicitParams(item) for item in items if isinstance(item, dict)] if isinstance(items, list) else []

@@ -1,0 +1,184 @@
+"""Starting a server conversation in either era, and renewing a legacy session the server expired.
+
+:class:`Handshake` settles one :class:`~mcpsync._session.session.Session`: it runs the era
+decision of :mod:`mcpsync._session.era` with three steps of its own:
+
+* ``initialize`` (legacy): ask for a version, accept the server's answer, send
+  ``notifications/initialized``;
+* ``server/discover`` (modern, and the stdio era probe);
+* adopt: become modern at a version, described by the DiscoverResult.
+
+Neither ``initialize`` nor ``server/discover`` is ever cancelled on the wire
+(``CallOptions(notify_cancel=False)``): the spec forbids cancelling ``initialize``, and
+the probe may reach a legacy server that should not get a stray cancellation before
+its handshake.
+
+Every step of one connect shares one :class:`~mcpsync._rpc.options.Deadline`, so
+``connect(timeout=)`` bounds the whole connect, a fallback to another transport
+(Streamable HTTP to legacy HTTP+SSE) included.
+
+Threads: :meth:`Handshake.run` runs on the connecting thread only (the client's
+connect lock is held); :meth:`Handshake.renew` under the session's renew lock.
+Both block until the server answered, the deadline passed or the connection closed.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Mapping, Optional
+
+from .._rpc.jsonrpc import INTERNAL_ERROR, JSONObject
+from .._rpc.options import CallOptions, Deadline
+from .._versions import SUPPORTED_VERSIONS
+from ..exceptions import MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
+from ..transports.base import Transport
+from ..types import Implementation
+from . import era as _era
+from . import meta as _meta
+from .session import Session
+
+__all__ = ["Handshake"]
+
+#: ``restore(options)``: after a renewal, ask the new session for what the old one had.
+Restore = Callable[[CallOptions], None]
+
+
+class Handshake:
+    """How one client starts (and restarts) its conversation with the server.
+
+    Args:
+        client_info: the ``clientInfo`` of ``initialize``.
+    """
+
+    def __init__(self, *, client_info: Mapping[str, Any]) -> None:
+        self.client_info = client_info
+        self._restore: Optional["weakref.WeakMethod[Restore]"] = None
+
+    def after_renewal(self, restore: Restore) -> None:
+        """Call the bound method ``restore(options)`` after each renewed ``initialize`` (to subscribe
+        again, set the log level again...). Held weakly: its object is the caller's to keep."""
+        self._restore = weakref.WeakMethod(restore)
+
+    def connect(self, session: Session, prepare: Callable[[Transport], None], protocol: str, probe_timeout: float,
+                deadline: Deadline, budget: Optional[float]) -> None:
+        """Open ``session.transport`` (``prepare`` wires it first) and :meth:`run`; fall back once if it offers.
+
+        A transport whose connect failed may offer another to try
+        (``Transport.fallback_for``); then ``session.transport`` becomes that one,
+        under the same deadline. Every failed transport is closed before the error is raised.
+        """
+        transport = session.transport
+        try:
+            prepare(transport)
+            transport.open()
+            self.run(session, protocol, probe_timeout, deadline, budget)
+        except BaseException as exc:
+            alternate = transport.fallback_for(exc) if isinstance(exc, Exception) else None
+            transport.close()
+            if alternate is None:
+                raise
+            alternate.timeout = transport.timeout
+            session.transport = transport = alternate
+            try:
+                prepare(transport)
+                transport.open()
+                self.run(session, protocol, probe_timeout, deadline, budget)
+            except BaseException:
+                transport.close()
+                raise
+
+    def run(self, session: Session, protocol: str, probe_timeout: float, deadline: Deadline,
+            budget: Optional[float]) -> None:
+        """Find the era, run its handshake and fill in ``session``; every request ends by ``deadline``.
+
+        ``protocol`` is ``"auto"``, ``"modern"``, ``"legacy"`` or an exact version;
+        ``probe_timeout`` the longest an ``"auto"`` stdio probe waits; ``budget`` the
+        connect's timeout in seconds (what the era rules compare waits against; None for none).
+
+        Raises:
+            UnsupportedProtocolVersion, MCPError, RequestTimeout, TransportClosed, ProtocolError,
+                HTTPStatusError: the connect failed (the caller closes the transport).
+        """
+        def options(timeout: Optional[float]) -> CallOptions:
+            return CallOptions(timeout=timeout, deadline=deadline, notify_cancel=False)
+
+        transport = session.transport
+        negotiation = _era.Negotiation(
+            discover=lambda version, timeout: self.discover(session, version, options(timeout)),
+            initialize=lambda version, exact, timeout: self.initialize(session, version, exact, options(timeout)),
+            adopt=lambda version, result: self.adopt(session, version, result),
+            detection=transport.era_detection, key=_era.cache_key(transport), probe_timeout=probe_timeout,
+        )
+        try:
+            negotiation.run(protocol, budget)
+        except RequestTimeout as exc:
+            if budget is None or not deadline.expired:
+                raise
+            # The connect's own deadline ran out, whichever step was waiting: say so with its budget.
+            raise RequestTimeout(f"Request timeout after {round(budget * 1000)}ms", method=exc.method,
+                                 timeout=budget) from exc
+
+    def initialize(self, session: Session, version: str, exact: bool, options: CallOptions) -> None:
+        """The legacy handshake, asking for ``version`` (and only accepting it, when ``exact``)."""
+        transport = session.transport
+        session.legacy_ask = (version, exact)
+        transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
+        params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
+                              "clientInfo": dict(self.client_info)}
+        result = transport.request("initialize", params, options=options)
+        self._accept_initialize(session, result, version if exact else None)
+        transport.set_protocol_version(str(session.protocol_version))
+        transport.notify("notifications/initialized")
+
+    def _accept_initialize(self, session: Session, result: Any, exact: Optional[str]) -> None:
+        if not isinstance(result, dict):
+            raise MCPError(INTERNAL_ERROR, "initialize returned a non-object result")
+        version = result.get("protocolVersion")
+        if version not in SUPPORTED_VERSIONS or (exact is not None and version != exact):
+            raise UnsupportedProtocolVersion(str(version), (exact,) if exact is not None else SUPPORTED_VERSIONS)
+        session.protocol_version = version
+        capabilities = result.get("capabilities")
+        session.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        session.server_info = Implementation.from_dict(result.get("serverInfo") or {})
+        instructions = result.get("instructions")
+        session.instructions = instructions if isinstance(instructions, str) else None
+        session.settle()
+
+    def discover(self, session: Session, version: str, options: CallOptions) -> JSONObject:
+        """``server/discover`` at ``version`` (the first modern request, or the stdio probe)."""
+        transport = session.transport
+        transport.set_protocol_version(version)
+        params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
+        result = transport.request("server/discover", params, options=options)
+        if not isinstance(result, dict):
+            raise ProtocolError("server/discover returned a non-object result")
+        return result
+
+    def adopt(self, session: Session, version: str, result: Optional[JSONObject]) -> None:
+        """Become modern at ``version``, described by a DiscoverResult (None: the server gave none)."""
+        session.plain_tool_calls = False
+        session.protocol_version = version
+        session.transport.set_protocol_version(version)
+        if result is None:
+            session.capabilities_known = False
+            return
+        capabilities = result.get("capabilities")
+        session.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        meta = result.get("_meta")
+        info = meta.get(_meta.SERVER_INFO) if isinstance(meta, dict) else None
+        session.server_info = Implementation.from_dict(info if isinstance(info, dict) else {})
+        instructions = result.get("instructions")
+        session.instructions = instructions if isinstance(instructions, str) else None
+
+    def renew(self, session: Session, options: CallOptions) -> None:
+        """A new legacy session after the server expired ours: ``initialize`` again, then restore.
+
+        Runs with the options of the call that found the session expired (its
+        timeout and deadline; never cancelled on the wire).
+        """
+        version, exact = session.legacy_ask
+        self.initialize(session, version, exact, CallOptions(timeout=options.timeout, deadline=options.deadline,
+                                                             notify_cancel=False))
+        restore = self._restore() if self._restore is not None else None
+        if restore is not None:
+            restore(CallOptions(timeout=options.timeout, deadline=options.deadline))

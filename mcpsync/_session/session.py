@@ -1,0 +1,252 @@
+"""One server conversation: what the handshake settled, and the era-aware call pipeline.
+
+A :class:`Session` holds the negotiated state (protocol version, the server's
+capabilities, info and instructions) and sends every request in the era in use:
+
+* legacy: the request goes out as given; when an HTTP server says our session
+  expired, the session is renewed once (a new ``initialize``) and the request sent again;
+* modern (2026-07-28): the reserved ``_meta`` (version, client capabilities, client
+  info, log level) is added, an ``input_required`` result is answered with the
+  client's handlers and the request retried, and the ``resultType`` is checked.
+
+Either way an error with a type of its own is raised as that type (see
+:func:`~mcpsync._session.errors.typed`). The call's :class:`~mcpsync._rpc.options.CallOptions`
+travel whole to ``Transport.request``.
+
+:class:`SessionHandle` is the narrow part of a Session that :class:`~mcpsync.Task` and
+:class:`~mcpsync.Subscription` hold: they never see the :class:`~mcpsync.Client`.
+
+Threads: :meth:`Session.call` may run on any number of threads at once; it blocks
+its own thread until the answer, the timeout, the cancel token or the end of the
+connection. The negotiated state is written only while connecting (one thread,
+under the client's connect lock) and when a session is renewed (under the renew lock).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
+
+from .._rpc.jsonrpc import JSONObject
+from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
+from .._versions import LATEST_LEGACY_VERSION, is_modern
+from ..cancel import CancelToken
+from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, TransportClosed
+from ..handlers import Responder
+from ..transports.base import Transport
+from ..types import Implementation
+from . import meta as _meta
+from . import mrtr as _mrtr
+from .errors import typed
+from .tools import offers_tool_tasks, takes_header_plans
+
+__all__ = ["Session", "SessionHandle", "call_options"]
+
+log = logging.getLogger("mcpsync.client")
+
+#: ``renew(session, options)``: start a new legacy session after the server expired ours.
+Renew = Callable[["Session", CallOptions], None]
+
+
+def call_options(timeout: Optional[float], cancel: Optional[CancelToken],
+                 on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
+                 max_total_timeout: Optional[float] = None) -> CallOptions:
+    """The options of one public call; the shared ``DEFAULT_OPTIONS`` when it sets none (nothing built)."""
+    if timeout is None and cancel is None and on_progress is None and max_total_timeout is None \
+            and not reset_timeout_on_progress:
+        return DEFAULT_OPTIONS
+    return CallOptions(timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout)
+
+
+class SessionHandle(Protocol):
+    """What a task handle or a subscription needs of its server conversation, and no more."""
+
+    @property
+    def name(self) -> str:
+        """The server's label."""
+
+    @property
+    def modern(self) -> bool:
+        """True in the 2026-07-28 era."""
+
+    @property
+    def connected(self) -> bool:
+        """True after the handshake, until the connection closes."""
+
+    @property
+    def default_timeout(self) -> Optional[float]:
+        """The per-request timeout a call with ``timeout=None`` gets, in seconds."""
+
+    def call(self, method: str, params: Optional[JSONObject] = None, options: CallOptions = DEFAULT_OPTIONS, *,
+             extension: Optional[str] = None) -> Any:
+        """One request in the era in use (see :meth:`Session.call`)."""
+
+    def answer(self, method: str, params: Optional[JSONObject]) -> JSONObject:
+        """Run the client's handler for one server request for input; return the wire answer."""
+
+
+class Session:
+    """The state and the call pipeline of one client's conversation with its server.
+
+    Args:
+        transport: the connection (replaced once if connecting falls back to another transport).
+        responder: answers the server's requests for input with the client's handlers.
+        client_info: the ``clientInfo`` of modern requests (None: leave it out).
+        max_input_rounds: how many ``input_required`` rounds one modern call may take.
+        log_level: the log level modern requests ask for (None: the server's default).
+        renew: starts a new legacy session (see :mod:`mcpsync._session.handshake`).
+    """
+
+    def __init__(self, transport: Transport, responder: Responder, *, client_info: Optional[Mapping[str, Any]],
+                 max_input_rounds: int, log_level: Optional[str], renew: Renew) -> None:
+        self.transport = transport
+        self.responder = responder
+        self.client_info = client_info
+        self.max_input_rounds = max_input_rounds
+        self.log_level = log_level
+        self._renew = renew
+        self.protocol_version: Optional[str] = None
+        self.server_info: Optional[Implementation] = None
+        self.server_capabilities: Dict[str, Any] = {}
+        self.instructions: Optional[str] = None
+        self.capabilities_known = True  # False for a modern server that would not describe itself
+        self.legacy_ask: Tuple[str, bool] = (LATEST_LEGACY_VERSION, False)  # (version, exact) of initialize
+        self.ready = False  # the handshake (or server/discover) succeeded
+        self.closed = False
+        # Worked out once per handshake (see settle()), so no call checks them again.
+        self.plain_tool_calls = False  # legacy, tools offered, no tool tasks: call_tool's fast path
+        self.header_routing = False  # modern Streamable HTTP: tools' x-mcp-header values go into headers
+        self._renew_lock = threading.Lock()
+        self._generation = 0
+
+    # -- the narrow interface (SessionHandle) ----------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.transport.name
+
+    @property
+    def modern(self) -> bool:
+        return is_modern(self.protocol_version)
+
+    @property
+    def connected(self) -> bool:
+        return self.ready and not self.closed and self.transport.connected
+
+    @property
+    def default_timeout(self) -> Optional[float]:
+        return self.transport.timeout
+
+    def answer(self, method: str, params: Optional[JSONObject]) -> JSONObject:
+        return self.responder.answer(method, params)
+
+    def call(self, method: str, params: Optional[JSONObject] = None, options: CallOptions = DEFAULT_OPTIONS, *,
+             extension: Optional[str] = None) -> Any:
+        """Send one request in the era in use and return its result.
+
+        ``extension`` is declared in a modern request's client capabilities (the
+        tasks extension, for ``tasks/*`` and task-backed tool calls).
+
+        Raises:
+            TransportClosed: not connected (or the connection went away).
+            MCPError (or its typed subclass), RequestTimeout, RequestCancelled: as ``Transport.request``.
+            ProtocolError: a modern server answered with a result type that is not valid here.
+        """
+        if not self.ready:
+            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
+        if self.modern:
+            return self._modern_call(method, params, extension, options)
+        return self.legacy_call(method, params, options)
+
+    # -- the pipeline ----------------------------------------------------------------------------
+
+    def legacy_call(self, method: str, params: Optional[JSONObject], options: CallOptions) -> Any:
+        """A request in a legacy session: renewed once if the server expired it (HTTP)."""
+        generation = self._generation
+        try:
+            return self._send(method, params, options)
+        except SessionExpired:
+            # The transport already dropped the stale session id: start a new session, retry once.
+            self._renew_once(generation, options)
+        return self._send(method, params, options)
+
+    def _send(self, method: str, params: Optional[JSONObject], options: CallOptions) -> Any:
+        """``transport.request``, with the errors that have a type of their own raised as that type."""
+        try:
+            return self.transport.request(method, params, options=options)
+        except MCPError as exc:
+            error = typed(exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+    def _modern_call(self, method: str, params: Optional[JSONObject], extension: Optional[str],
+                     options: CallOptions) -> Any:
+        """A 2026-07-28 request: ``_meta`` added, ``input_required`` answered, ``resultType`` checked."""
+        capabilities = self.responder.capabilities(True)
+        if extension is not None:
+            capabilities = _meta.with_extension(capabilities, extension)
+        assert self.protocol_version is not None
+        sent = _meta.with_meta(params, self.request_meta(self.protocol_version, capabilities))
+        result = self._send(method, sent, options)
+        if _mrtr.result_type(result) == _mrtr.INPUT_REQUIRED and method in _mrtr.METHODS:
+            result = _mrtr.complete(method, sent, result, lambda retry: self._send(method, retry, options),
+                                    self.responder.answer, self.max_input_rounds)
+        kind = _mrtr.result_type(result)
+        if kind == _mrtr.COMPLETE or (kind == _mrtr.TASK and method == "tools/call"
+                                      and extension == _meta.TASKS_EXTENSION):
+            return result
+        if kind in (_mrtr.INPUT_REQUIRED, _mrtr.TASK):
+            raise ProtocolError(f"{method}: the server answered with resultType {kind!r}, which is not valid here")
+        raise ProtocolError(f"{method}: the server answered with resultType {kind!r}, which this client does not "
+                            "know: an invalid result")
+
+    def _renew_once(self, generation: int, options: CallOptions) -> None:
+        """The server dropped our session: one thread renews it, the others wait and then retry."""
+        with self._renew_lock:
+            if self._generation != generation:
+                return  # another thread already renewed it
+            log.info("[%s] Session expired; starting a new one", self.name)
+            self._renew(self, options)
+            self._generation += 1
+
+    # -- negotiated state ------------------------------------------------------------------------
+
+    def request_meta(self, version: str, capabilities: Mapping[str, Any]) -> JSONObject:
+        """The reserved ``_meta`` of a modern request at ``version`` declaring ``capabilities``."""
+        return _meta.request_meta(version, capabilities, self.client_info, self.log_level)
+
+    def settle(self, connected: Optional[bool] = None) -> None:
+        """Work out once per handshake what every call would otherwise check again.
+
+        ``connected`` (default: :attr:`ready`) says whether calls may take the fast path
+        yet; the connect settles with True just before it sets ``ready``, so a thread that
+        sees ``ready`` also sees the settled values.
+        """
+        modern = self.modern
+        live = self.ready if connected is None else connected
+        self.plain_tool_calls = (live and not modern and "tools" in self.server_capabilities
+                                 and not offers_tool_tasks(self.server_capabilities))
+        self.header_routing = modern and takes_header_plans(self.transport)
+
+    def announces(self, kind: str) -> bool:
+        """Whether the server sends ``list_changed`` for ``kind`` (assumed, when it would not say)."""
+        offered = self.server_capabilities.get(kind)
+        return not self.capabilities_known or (isinstance(offered, dict) and bool(offered.get("listChanged")))
+
+    def require(self, capability: str, sub: Optional[str] = None, what: str = "") -> None:
+        """Raise unless connected to a server that offers ``capability`` (and its ``sub`` feature).
+
+        Raises:
+            TransportClosed: not connected.
+            CapabilityError: the server does not offer it (never raised for a server that would not say).
+        """
+        if not self.ready:
+            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
+        if not self.capabilities_known:
+            return  # a modern server that would not describe itself: let it answer for itself
+        offered = self.server_capabilities.get(capability)
+        if offered is None or (sub is not None and not (isinstance(offered, dict) and offered.get(sub))):
+            needed = f"{capability}.{sub}" if sub else capability
+            raise CapabilityError(f"Server {self.name!r} does not offer {needed!r}; cannot {what}")

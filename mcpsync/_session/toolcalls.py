@@ -1,0 +1,99 @@
+"""One ``tools/call`` past the client's fast path: header plans, and whether the call runs as a task.
+
+* Modern (2026-07-28): the call declares the tasks extension when the caller asked
+  for a task (or the client always does); over Streamable HTTP it goes out with the
+  tool's header plan (see :class:`~mcpsync._session.tools.ToolBook`). The server
+  decides whether to answer at once or with a task.
+* Legacy (2025-11-25): the tool's ``execution.taskSupport`` decides: ``"required"``
+  makes every call a task, ``"optional"`` allows ``task=True``, anything else refuses it.
+
+:meth:`ToolCalls.call` returns the created task's info (the caller wraps it in a
+:class:`~mcpsync.Task`) or the plain result; it never waits for a task itself.
+
+Threads: any number of threads may call at once; each blocks for its own requests
+(and, the first time, for the tool list the header plans or the task support need).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from .._rpc.jsonrpc import JSONObject
+from .._rpc.options import DEFAULT_OPTIONS, CallOptions
+from ..exceptions import CapabilityError, ProtocolError
+from .listing import Lists
+from .meta import TASKS_EXTENSION
+from .mrtr import TASK, result_type
+from .session import Session
+from .tools import ToolBook, offers_tool_tasks
+
+__all__ = ["ToolCalls", "parse_created"]
+
+
+def parse_created(result: Any, modern: bool) -> JSONObject:
+    """The task inside a CreateTaskResult (2025-11-25 nests it under ``task``; 2026 inlines it)."""
+    if not isinstance(result, dict):
+        raise ProtocolError("tools/call returned a non-object result")
+    task = result if modern else result.get("task")
+    if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
+        raise ProtocolError("The server's CreateTaskResult has no task id")
+    return task
+
+
+class ToolCalls:
+    """The tool calls of one client: header plans and task decisions over its session."""
+
+    def __init__(self, session: Session, book: ToolBook, lists: Lists) -> None:
+        self._session = session
+        self._book = book
+        self._lists = lists
+
+    def call(self, name: str, params: JSONObject, task: bool, options: CallOptions, *,
+             always_tasks: bool) -> Tuple[Optional[JSONObject], Any]:
+        """Send ``tools/call``; returns ``(created task info, None)`` or ``(None, result)``.
+
+        ``task`` is the caller's ``task=True``; ``always_tasks`` the client's
+        ``tasks=True`` (modern: declare the extension on every call).
+
+        Raises:
+            CapabilityError: a legacy tool that cannot run as a task was asked to.
+            and what :meth:`Session.call` raises.
+        """
+        session = self._session
+        if session.modern:
+            extension = TASKS_EXTENSION if task or always_tasks else None
+
+            def send() -> Any:
+                return session.call("tools/call", params, options, extension=extension)
+
+            result = self._book.call_with_plans(name, send, lambda: self._refresh(options)) \
+                if session.header_routing else send()
+            return (parse_created(result, True), None) if result_type(result) == TASK else (None, result)
+        offered = offers_tool_tasks(session.server_capabilities)
+        support = self._task_support(name, options) if offered else None
+        if task and support not in ("optional", "required"):
+            why = "the server offers no tool tasks" if not offered else f"its taskSupport is {support or 'forbidden'!r}"
+            raise CapabilityError(f"Tool {name!r} of {session.name!r} cannot run as a task: {why}")
+        if task or support == "required":
+            params["task"] = {}
+            return parse_created(session.call("tools/call", params, options), False), None
+        return None, session.call("tools/call", params, options)
+
+    def _refresh(self, options: CallOptions) -> None:
+        try:
+            self._lists.tools(True, _timing(options))
+        except CapabilityError:
+            self._book.no_tools()
+
+    def _task_support(self, name: str, options: CallOptions) -> Optional[str]:
+        """A legacy (2025-11-25) tool's ``execution.taskSupport`` (listing the tools once if need be)."""
+        if not self._book.knows(name):
+            self._lists.tools(False, _timing(options))
+        return self._book.task_support(name)
+
+
+def _timing(options: CallOptions) -> CallOptions:
+    """Only the timeout and deadline of ``options``: for the tool list a call needs on the way."""
+    if options.timeout is None and options.deadline is None:
+        return DEFAULT_OPTIONS
+    return CallOptions(timeout=options.timeout, deadline=options.deadline)
