@@ -20,21 +20,16 @@ The params objects are read-only dicts of the wire form (so
 from __future__ import annotations
 
 import copy
-import logging
-import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
-from ._rpc import jsonrpc as rpc
-from ._rpc.jsonrpc import JSONObject
-from .exceptions import MCPError
 from .types import Content, Implementation, MCPObject, _Field
+
+JSONObject = Dict[str, Any]
 
 __all__ = [
     "CreateMessageParams", "CreateMessageResult", "ElicitParams", "ElicitResult", "LogMessage",
     "RootsSource",
 ]
-
-log = logging.getLogger("mcpsync.client")
 
 RootsSource = Union[Sequence[Union[str, Mapping[str, Any]]], Callable[[], Sequence[Union[str, Mapping[str, Any]]]]]
 
@@ -169,6 +164,10 @@ class ElicitParams(_WireParams):
 
     _server: Optional[Implementation] = None
 
+    def __init__(self, params: Optional[Mapping[str, Any]] = None, *, server: Optional[Implementation] = None) -> None:
+        super().__init__(params or {})
+        self._server = server
+
     @property
     def server(self) -> Optional[Implementation]:
         """Who is asking (filled in by the client; not part of the wire form)."""
@@ -252,124 +251,3 @@ class ElicitResult(MCPObject):
     def cancel(cls) -> "ElicitResult":
         """The person dismissed the request without choosing."""
         return cls("cancel")
-
-
-class HandlerOwner(Protocol):
-    """Where a :class:`Responder` finds the handlers (the client's attributes, read at each use)."""
-
-    @property
-    def roots(self) -> Optional[RootsSource]: ...
-
-    @property
-    def sampling_handler(self) -> Optional[Callable[..., Any]]: ...
-
-    @property
-    def sampling_tools(self) -> bool: ...
-
-    @property
-    def elicitation_handler(self) -> Optional[Callable[..., Any]]: ...
-
-    @property
-    def elicitation_modes(self) -> Sequence[str]: ...
-
-    @property
-    def server_info(self) -> Optional[Implementation]: ...
-
-
-class Responder:
-    """Answers the server's requests for input with the client's handlers, in both eras.
-
-    Raises :class:`~mcpsync.MCPError` with the code the spec gives: ``-32601``
-    for a kind with no handler, ``-32602`` for an elicitation mode or sampling
-    tools the client did not declare, ``-1`` when a sampling handler refuses.
-    """
-
-    def __init__(self, owner: HandlerOwner) -> None:
-        self._owner = owner
-
-    def capabilities(self, modern: bool) -> JSONObject:
-        """The client capabilities these handlers support (``{}`` when none are registered)."""
-        owner = self._owner
-        capabilities: JSONObject = {}
-        if owner.roots is not None:
-            capabilities["roots"] = {} if modern else {"listChanged": True}
-        if owner.sampling_handler is not None:
-            capabilities["sampling"] = {"tools": {}} if owner.sampling_tools else {}
-        if owner.elicitation_handler is not None:
-            modes = tuple(owner.elicitation_modes)
-            # An empty object means form only (and is what 2025-06-18 servers understand).
-            capabilities["elicitation"] = {} if modes == ("form",) else {mode: {} for mode in modes}
-        return capabilities
-
-    def answer(self, method: str, params: Optional[JSONObject]) -> JSONObject:
-        """The wire result for one request for input."""
-        params = params or {}
-        owner = self._owner
-        if method == "roots/list" and owner.roots is not None:
-            return {"roots": self.roots_payload()}
-        if method == "sampling/createMessage" and owner.sampling_handler is not None:
-            return self._sample(CreateMessageParams(params))
-        if method == "elicitation/create" and owner.elicitation_handler is not None:
-            return self._elicit(ElicitParams(params))
-        raise MCPError(rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-
-    def roots_payload(self) -> List[JSONObject]:
-        configured = self._owner.roots
-        source = configured() if callable(configured) else configured
-        roots: List[JSONObject] = []
-        for root in source or ():
-            entry = dict(root) if isinstance(root, Mapping) else {"uri": file_uri(str(root))}
-            if not str(entry.get("uri", "")).startswith("file://"):
-                log.warning("Leaving out root %r: roots must be file:// URIs", entry.get("uri"))
-                continue
-            roots.append(entry)
-        return roots
-
-    def _sample(self, params: CreateMessageParams) -> JSONObject:
-        handler = self._owner.sampling_handler
-        if not self._owner.sampling_tools and ("tools" in params or "toolChoice" in params):
-            raise MCPError(rpc.INVALID_PARAMS, "This client did not declare sampling.tools; the request has tools")
-        assert handler is not None
-        result = _wire(handler(params))
-        if not isinstance(result, dict):
-            raise MCPError(rpc.INTERNAL_ERROR, "The sampling handler returned no result")
-        return result
-
-    def _elicit(self, params: ElicitParams) -> JSONObject:
-        handler = self._owner.elicitation_handler
-        if params.mode not in self._owner.elicitation_modes:
-            raise MCPError(rpc.INVALID_PARAMS, f"This client does not support {params.mode!r} elicitation")
-        params._server = self._owner.server_info  # noqa: SLF001 same module: who asks is not part of the wire form
-        assert handler is not None
-        result = _wire(handler(params))
-        if not isinstance(result, dict) or result.get("action") not in ("accept", "decline", "cancel"):
-            raise MCPError(rpc.INTERNAL_ERROR, "The elicitation handler returned no accept, decline or cancel")
-        if result["action"] == "accept" and params.mode == "form":
-            result["content"] = with_defaults(params.requested_schema, result.get("content"))
-        elif params.mode == "url" or result["action"] != "accept":
-            result.pop("content", None)
-        return result
-
-
-def with_defaults(schema: Mapping[str, Any], content: Any) -> JSONObject:
-    """``content`` with the schema's ``default`` filled in for every property the person left out."""
-    filled: JSONObject = dict(content) if isinstance(content, Mapping) else {}
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        for name, prop in properties.items():
-            if name not in filled and isinstance(prop, Mapping) and "default" in prop:
-                filled[name] = copy.deepcopy(prop["default"])
-    return filled
-
-
-def _wire(value: Any) -> Any:
-    return value.to_dict() if isinstance(value, MCPObject) else (dict(value) if isinstance(value, Mapping) else value)
-
-
-def file_uri(path: str) -> str:
-    """A ``file://`` URI for a path (``~`` expanded, made absolute); a URI is returned as it is."""
-    if "://" in path:
-        return path
-    from pathlib import Path
-
-    return Path(os.path.abspath(os.path.expanduser(path))).as_uri()

@@ -33,7 +33,7 @@ from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
 from .._versions import LATEST_LEGACY_VERSION, is_modern
 from ..cancel import CancelToken
 from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, TransportClosed
-from ..handlers import Responder
+from .responder import Responder
 from ..transports.base import Transport
 from ..types import Implementation
 from . import meta as _meta
