@@ -397,8 +397,7 @@ class Engine:
                     waiter = None
                 if waiter is not None:
                     if "error" in message:
-                        error = message["error"]
-                        waiter.error = MCPError(error["code"], str(error.get("message", "")), error.get("data"))
+                        waiter.error = MCPError.from_wire(message["error"])
                     else:
                         waiter.result = message["result"]
                     waiter.done = True

@@ -380,8 +380,7 @@ class Connection:
             pending.event.wait(limit)
             if pending.done:
                 if pending.error is not None:
-                    raise MCPError(int(pending.error.get("code", rpc.INTERNAL_ERROR)),
-                                   str(pending.error.get("message", "")), pending.error.get("data"))
+                    raise MCPError.from_wire(pending.error)
                 return pending.result
             # Cancelled, closed or timed out: tell the client we stopped waiting.
             reason = run.cancel_reason or "the server stopped waiting"

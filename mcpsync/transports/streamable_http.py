@@ -86,6 +86,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
     """
 
     kind = "streamable-http"
+    routes_tool_headers = True
     era_detection = "http"
 
     def __init__(self, url: str, *, resume_delay: float = 1.0, listener_backoff: "tuple[float, float]" = (0.5, 30.0),
@@ -250,9 +251,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
             reply = None
         error = reply.get("error") if isinstance(reply, dict) and answers(reply, request_id) else None
         if isinstance(error, dict) and type(error.get("code")) is int:
-            refusal = MCPError(error["code"], str(error.get("message", "")), error.get("data"))
-            refusal.http_status = response.status_code
-            raise refusal
+            raise MCPError.from_wire(error, http_status=response.status_code)
         raise status_error(response, raw=raw)
 
     def _read_stream(self, response: "requests.Response", parser: SSEParser, exchange: Exchange,
