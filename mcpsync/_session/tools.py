@@ -37,11 +37,8 @@ def offers_tool_tasks(capabilities: Mapping[str, Any]) -> bool:
 
 
 def takes_header_plans(transport: Any) -> bool:
-    """Whether ``transport`` sends tool arguments as ``Mcp-Param-*`` headers: Streamable HTTP does.
-
-    Decided by what the transport is (its ``kind``), not by how it detects the era.
-    """
-    return getattr(transport, "kind", None) == "streamable-http"
+    """Whether ``transport`` sends tool arguments as ``Mcp-Param-*`` headers (it says so itself)."""
+    return bool(getattr(transport, "routes_tool_headers", False))
 
 
 class ToolBook:

@@ -191,6 +191,11 @@ class Transport(abc.ABC):
         """
         self._engine.incoming.set_answering(not is_modern(version))
 
+    #: Whether :meth:`set_header_plans` is honoured: the transport copies tool arguments into
+    #: ``Mcp-Param-*`` headers (Streamable HTTP in the 2026-07-28 era). The client screens the
+    #: tools' ``x-mcp-header`` annotations only for such a transport.
+    routes_tool_headers = False
+
     def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
         """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).
 
