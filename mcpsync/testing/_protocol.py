@@ -1,7 +1,10 @@
 """The protocol facts the fake server works from: its error codes, ``_meta`` keys, versions and method sets.
 
 Every MCP-specific number or key the fake server puts on the wire is named
-here once, so the other parts of :mod:`mcpsync.testing` never spell one out.
+here once, so the other parts of :mod:`mcpsync.testing` never spell one out; the
+error codes and ``_meta`` keys are taken from the client's own tables
+(:mod:`mcpsync._session.errors`, :mod:`mcpsync._session.meta`), so the fake server
+and the client cannot drift apart.
 JSON-RPC's own codes (``-32600`` and friends) stay in :mod:`mcpsync._rpc.jsonrpc`.
 
 The versions come from the client's one table, :mod:`mcpsync._versions`
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 from typing import FrozenSet, Iterable, Optional, Sequence, Tuple
 
+from .._session import errors, meta, notifications
 from .._versions import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
@@ -24,25 +28,23 @@ __all__ = [
     "RUNS_USER_CODE", "SERVER_INFO_KEY", "UNSUPPORTED_PROTOCOL_VERSION", "choose_versions", "oldest_first",
 ]
 
-# -- error codes (MCP's, beside JSON-RPC's) ---------------------------------------------------
+# -- error codes and ``_meta`` keys: the client's own tables, so both sides spell them alike ------
 
 #: 2025 ``Resource not found`` (2026-07-28 answers ``INVALID_PARAMS`` instead).
-RESOURCE_NOT_FOUND_LEGACY = -32002
+RESOURCE_NOT_FOUND_LEGACY = errors.RESOURCE_NOT_FOUND
 #: 2026-07-28 ``MissingRequiredClientCapabilityError``; the fake also uses it for legacy clients.
-MISSING_CLIENT_CAPABILITY = -32021
+MISSING_CLIENT_CAPABILITY = errors.MISSING_CAPABILITY
 #: 2026-07-28 ``UnsupportedProtocolVersionError``; its ``data`` lists the versions spoken.
-UNSUPPORTED_PROTOCOL_VERSION = -32022
+UNSUPPORTED_PROTOCOL_VERSION = errors.UNSUPPORTED_VERSION
 
-# -- 2026-07-28 ``_meta`` keys ----------------------------------------------------------------
-
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+PROTOCOL_VERSION_KEY = meta.PROTOCOL_VERSION
+CLIENT_CAPABILITIES_KEY = meta.CLIENT_CAPABILITIES
+CLIENT_INFO_KEY = meta.CLIENT_INFO
+LOG_LEVEL_KEY = meta.LOG_LEVEL
+SERVER_INFO_KEY = meta.SERVER_INFO
 
 #: RFC 5424 levels, least severe first (``notifications/message``).
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVELS = tuple(notifications.LOG_LEVELS)
 
 # -- methods ----------------------------------------------------------------------------------
 
