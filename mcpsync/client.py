@@ -5,8 +5,10 @@ touches a thread, a pipe or a socket: that is the transport's job. This module
 is the facade: the lifecycle and one typed method per MCP request. The parts
 below it live in :mod:`mcpsync._session`: the handshake and session renewal
 (``handshake``), the era-aware call pipeline and the negotiated state
-(``session``), notification routing (``notifications``), tool definitions,
-header plans and task support (``tools``), and ``connect()`` targets (``targets``).
+(``session``), the server's requests and notifications (``inbound``,
+``notifications``, ``responder``), tool definitions, header plans and task support
+(``tools``, ``toolcalls``), list caches and pages (``listing``) and ``connect()``
+targets (``targets``).
 
 Every public method builds its :class:`~mcpsync._rpc.options.CallOptions` once,
 from its own keywords, and hands that value down whole.
@@ -19,14 +21,16 @@ import threading
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, cast, overload
 
-from ._rpc.jsonrpc import METHOD_NOT_FOUND, JSONObject
+from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session import era as _era
 from ._session import mrtr as _mrtr
 from ._session.errors import typed
 from ._session.handshake import Handshake
+from ._session.inbound import Inbound
 from ._session.listing import Lists
-from ._session.notifications import LIST_CHANGED, LOG_LEVELS, NotificationHandler, NotificationRouter
+from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
+from ._session.responder import Responder
 from ._session.session import Session, call_options
 from ._session.streams import Streams
 from ._session.targets import Target, transport_for
@@ -36,9 +40,9 @@ from ._version import __version__
 from ._versions import at_least
 from .cancel import CancelToken
 from .exceptions import CapabilityError, MCPError, TransportClosed
-from .handlers import LogMessage, Responder, RootsSource
+from .handlers import LogMessage, RootsSource
 from .subscriptions import Subscription, Subscriptions, UpdateCallback
-from .tasks import Task, TaskInfo, infos
+from .tasks import Task, TaskInfo, call_as_task, infos
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
 from .types import (
@@ -156,10 +160,9 @@ class Client:
         self._handshake.after_renewal(self._streams.restore)
         tools = ToolBook(transport.name)
         self._lists = Lists(session, tools)
+        self._inbound = Inbound(self, session, self._router, self._subs, self._lists.cache)
         self._tool_calls = ToolCalls(session, tools, self._lists)
         self._connect_lock = threading.Lock()
-        self._listened: Dict[str, Subscription] = {}  # modern subscribe_resource() streams, by URI
-        self._listened_lock = threading.Lock()  # held while one is opened: one stream per URI
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._session.closed else "not connected")
@@ -263,50 +266,18 @@ class Client:
                 return self
             budget = timeout if timeout is not None else session.transport.timeout
             deadline = Deadline.after(budget)
-            self._handshake.connect(session, self._wire, self.protocol, self.probe_timeout, deadline, budget)
+            self._handshake.connect(session, self._inbound.attach, self.protocol, self.probe_timeout, deadline, budget)
             session.settle(connected=True)
             session.ready = True  # last: a thread that sees it sees a settled session
-            self._streams.after_connect(self._router.go_live(), self._wants_listener(), deadline)
+            wanted = self._inbound.wanted(session.transport, session.server_capabilities)
+            self._streams.after_connect(self._router.go_live(), wanted, deadline)
         return self
-
-    def _wire(self, transport: Transport) -> None:
-        """Route a transport's server-to-client traffic here (weakly: the transport must not keep us alive)."""
-        me = weakref.ref(self)
-        transport.set_inline_handler("ping", lambda _params: {})
-        transport.set_request_handler(_weakly(me, "_handle_server_request"))
-        transport.add_notification_listener(_weakly(me, "_handle_notification"))
-        transport.set_notification_hook(_weakly(me, "_invalidate_on_notification"))
-
-    def _wants_listener(self) -> bool:
-        """Whether server-initiated messages have anywhere to go (then HTTP opens its GET stream)."""
-        if (self._router or self.sampling_handler or self.elicitation_handler or self.roots is not None
-                or self.logging_handler or self.transport.on_notification):
-            return True
-        # Cached lists rely on list_changed notifications to stay fresh.
-        capabilities = self.server_capabilities
-        return any(isinstance(capabilities.get(kind), dict) and capabilities[kind].get("listChanged")
-                   for kind in ("tools", "resources", "prompts"))
 
     def close(self) -> None:
         """Close the connection (and end a stdio server). Idempotent; safe from any thread."""
         self._session.closed = True
         self._subs.close()
         self.transport.close()
-
-    # -- server-to-client traffic (worker and dispatcher threads) -------------------------
-
-    def _handle_server_request(self, method: str, params: Optional[JSONObject], cancel: CancelToken) -> Any:
-        return self._session.answer(method, params)
-
-    def _handle_notification(self, method: str, params: Optional[JSONObject]) -> None:
-        self._router.deliver(method, params, self.logging_handler, self._subs.deliver)
-
-    def _invalidate_on_notification(self, method: str, params: Optional[JSONObject]) -> None:
-        """Reader thread: drop a cached list the moment its list_changed arrives; note acknowledgements."""
-        kind = LIST_CHANGED.get(method)
-        if kind is not None:
-            self._lists.cache.invalidate(kind)
-        self._subs.acknowledge(method, params)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler(params)`` for every ``method`` notification (``"*"`` for all).
@@ -340,17 +311,9 @@ class Client:
 
     # -- requests --------------------------------------------------------------------
 
-    def request(
-        self,
-        method: str,
-        params: Optional[JSONObject] = None,
-        *,
-        timeout: Optional[float] = None,
-        cancel: Optional[CancelToken] = None,
-        on_progress: Optional[ProgressCallback] = None,
-        reset_timeout_on_progress: bool = False,
-        max_total_timeout: Optional[float] = None,
-    ) -> Any:
+    def request(self, method: str, params: Optional[JSONObject] = None, *, timeout: Optional[float] = None,
+                cancel: Optional[CancelToken] = None, on_progress: Optional[ProgressCallback] = None,
+                reset_timeout_on_progress: bool = False, max_total_timeout: Optional[float] = None) -> Any:
         """Send any JSON-RPC request and return its raw ``result``.
 
         ``timeout`` is in seconds and bounds this one request, its write and its
@@ -419,18 +382,10 @@ class Client:
                   reset_timeout_on_progress: bool = False,
                   max_total_timeout: Optional[float] = None) -> Task: ...
 
-    def call_tool(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        task: bool = False,
-        timeout: Optional[float] = None,
-        cancel: Optional[CancelToken] = None,
-        on_progress: Optional[ProgressCallback] = None,
-        reset_timeout_on_progress: bool = False,
-        max_total_timeout: Optional[float] = None,
-    ) -> Union[CallToolResult, Task]:
+    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: bool = False,
+                  timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
+                  on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
+                  max_total_timeout: Optional[float] = None) -> Union[CallToolResult, Task]:
         """Call a tool and return its result.
 
         A result with ``is_error`` set is returned, not raised; call
@@ -466,14 +421,7 @@ class Client:
             # The hot path: a legacy session whose server runs no tool as a task.
             return CallToolResult.from_dict(session.legacy_call("tools/call", params, options))
         session.require("tools", what=f"call tool {name!r}")
-        # Where a wait for a task ends, should the call become one (the clock starts before the request).
-        deadline = options.deadline or Deadline.after(
-            options.timeout if options.timeout is not None else session.default_timeout)
-        created, result = self._tool_calls.call(name, params, task, options, always_tasks=self.tasks)
-        if created is None:
-            return Task.completed(session, name, result, True) if task else CallToolResult.from_dict(result)
-        handle = Task(session, created, modern=session.modern, tool=name)
-        return handle if task else handle.result(_seconds_left(deadline))
+        return call_as_task(session, self._tool_calls, params, task, options, always=self.tasks)
 
     def list_tasks(self, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> List[TaskInfo]:
         """The server's tasks (``tasks/list``, 2025-11-25; the 2026 tasks extension has no list).
@@ -543,9 +491,7 @@ class Client:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see :meth:`subscribe` for a handle)."""
         self._session.require("resources", "subscribe", what=f"subscribe to {uri!r}")
         if self.modern:
-            with self._listened_lock:
-                if uri not in self._listened:
-                    self._listened[uri] = self._subs.subscribe(uri, None, timeout)
+            self._subs.hold(uri, timeout)
             return
         self._session.call("resources/subscribe", {"uri": uri}, call_options(timeout, cancel))
         self._streams.subscribed(uri)  # restored if an HTTP session has to be renewed
@@ -555,10 +501,7 @@ class Client:
         """Stop the updates :meth:`subscribe_resource` asked for."""
         self._session.require("resources", "subscribe", what=f"unsubscribe from {uri!r}")
         if self.modern:
-            with self._listened_lock:
-                subscription = self._listened.pop(uri, None)
-            if subscription is not None:
-                subscription.close()
+            self._subs.release(uri)
             return
         self._session.call("resources/unsubscribe", {"uri": uri}, call_options(timeout, cancel))
         self._streams.unsubscribed(uri)
@@ -620,23 +563,6 @@ class Client:
         session.require("logging", what="set the log level")
         session.call("logging/setLevel", {"level": level}, call_options(timeout, cancel))
         session.log_level = level  # restored if an HTTP session has to be renewed
-
-def _seconds_left(deadline: Deadline) -> float:
-    """What is left of ``deadline`` as a Task wait's timeout (a passed deadline leaves a last short poll)."""
-    return max(deadline.remaining(), 0.001)
-
-
-def _weakly(ref: "weakref.ref[Client]", name: str) -> Callable[..., Any]:
-    """Call ``name`` on the referenced client; a collected client answers like no handler."""
-
-    def call(*args: Any) -> Any:
-        client = ref()
-        if client is None:
-            raise MCPError(METHOD_NOT_FOUND, "Client is gone")
-        return getattr(client, name)(*args)
-
-    return call
-
 
 def connect(target: Target, **options: Any) -> Client:
     """Start or reach a server and return a connected :class:`Client`.

@@ -203,6 +203,8 @@ class Subscriptions:
         self._listens: List[_Listen] = []
         self._list_changed: Optional[_Listen] = None
         self._list_changed_flags: Set[str] = set()
+        self._held: Dict[str, Subscription] = {}  # modern subscribe_resource() streams, by URI
+        self._held_lock = threading.Lock()  # held while one is opened: one stream per URI
 
     # -- subscribing -------------------------------------------------------------------------------
 
@@ -236,6 +238,22 @@ class Subscriptions:
             self._stop(listen)
             raise
         return subscription
+
+    def hold(self, uri: str, timeout: Optional[float]) -> None:
+        """A modern ``subscribe_resource(uri)``: one stream for ``uri``, kept until :meth:`release`.
+
+        Calling it again for the same URI opens nothing more. Raises like :meth:`subscribe`.
+        """
+        with self._held_lock:
+            if uri not in self._held:
+                self._held[uri] = self.subscribe(uri, None, timeout)
+
+    def release(self, uri: str) -> None:
+        """End the stream :meth:`hold` opened for ``uri`` (nothing if there is none)."""
+        with self._held_lock:
+            subscription = self._held.pop(uri, None)
+        if subscription is not None:
+            subscription.close()
 
     def closed(self, subscription: Subscription, timeout: Optional[float]) -> None:
         """``subscription`` was closed: end its stream, or unsubscribe once no one else needs the URI."""
