@@ -6,9 +6,13 @@ a response hook; on any other origin it does nothing, so the token goes
 nowhere else. The hook, like requests' own ``HTTPDigestAuth``, answers a
 ``401`` (the token is missing, expired or revoked: refresh it, else
 authorize anew) or a ``403 insufficient_scope`` (step-up: authorize with the
-union of the scopes asked before and the challenged ones, at most
-``max_step_ups`` times per request) and re-sends the request once on the same
-connection adapter with the new token. Streaming responses work: the re-sent
+union of the scopes asked before and the challenged ones) and re-sends the
+request once on the same connection adapter with the new token. A request
+sees at most ``max_authorizations`` authorizations in all, counting the one
+that got the token it was first sent with; a ``403 insufficient_scope`` that
+asks only for scopes the token already holds is not answered with a new
+authorization (it could gain nothing): the hook raises
+:class:`~mcpsync.AuthError` (``insufficient_scope``) at once. Streaming responses work: the re-sent
 request keeps the original ``stream``, ``timeout``, ``verify`` and proxies.
 
 Threads: requests run on any thread (mcpsync's HTTP pool threads, or yours).
@@ -22,8 +26,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Set, Tuple
 
 import requests
 import requests.auth
@@ -76,6 +81,22 @@ class Grant:
                    tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else None)
 
 
+def _held_scopes(grant: Grant) -> Set[str]:
+    """The scopes a grant's token holds: what the server said it granted, else what was asked for."""
+    if grant.token.scope is not None:
+        return set(grant.token.scope.split())
+    return set(grant.scopes or ())
+
+
+def max_authorizations_from(max_authorizations: int, max_step_ups: Optional[int]) -> int:
+    """The limit from the public parameters: ``max_step_ups`` (deprecated) is the limit less the first authorization."""
+    if max_step_ups is None:
+        return max_authorizations
+    warnings.warn("max_step_ups is deprecated: use max_authorizations (it counts the first authorization too, "
+                  "so max_step_ups=n is max_authorizations=n+1)", DeprecationWarning, stacklevel=3)
+    return max_step_ups + 1
+
+
 def _union(*groups: Optional[Iterable[str]]) -> Tuple[str, ...]:
     seen: Dict[str, None] = {}
     for group in groups:
@@ -88,14 +109,16 @@ class BearerAuth(requests.auth.AuthBase):
     """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`."""
 
     def __init__(self, server_url: Optional[str], *, store: TokenStore, scopes: Optional[Sequence[str]],
-                 verify: Any, http_timeout: float, max_step_ups: int) -> None:
+                 verify: Any, http_timeout: float, max_authorizations: int) -> None:
+        if max_authorizations < 1:
+            raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
         self.server_url: Optional[str] = None
         self._probe_url: Optional[str] = None
         self.store = store
         self.scopes = tuple(scopes) if scopes else None
         self.verify = verify
         self.http_timeout = http_timeout
-        self.max_step_ups = max_step_ups
+        self.max_authorizations = max_authorizations
         self._lock = threading.RLock()
         self._grant: Optional[Grant] = None
         self._loaded = False
@@ -133,30 +156,46 @@ class BearerAuth(requests.auth.AuthBase):
             return response
         if response.request.method == "DELETE":
             return response  # ending a session never starts a login; the session ends anyway
-        step_ups = 0
+        # Authorizations this request has seen: the one behind the token it carried counts as the first.
+        attempts = 1 if _sent_token(response.request) is not None else 0
         retried = False
         while True:
             status = response.status_code
             challenge = Challenge.from_header(response.headers.get("WWW-Authenticate"))
+            sent = _sent_token(response.request)
             if status == 401 and not retried:
                 retried = True
             elif status == 403 and challenge.error == "insufficient_scope":
-                if step_ups >= self.max_step_ups:
-                    _discard(response)
-                    asked = " ".join(self._grant.scopes or ()) if self._grant is not None else ""
-                    raise AuthError(f"The MCP server still refuses with 403 insufficient_scope after {step_ups} "
-                                    f"authorization attempt(s) (scopes asked: {asked or 'none'}); giving up",
-                                    error="insufficient_scope")
-                step_ups += 1
+                self._check_step_up(response, challenge, sent, attempts)
             else:
                 return response
-            sent = _sent_token(response.request)
             try:
                 header = self._recover(status, challenge, sent, _abort_signal())
             except BaseException:
                 _discard(response)
                 raise
+            # A step-up is one more authorization; a 401's new token only replaces a dead one.
+            attempts = attempts + 1 if status == 403 else max(attempts, 1)
             response = _resend(response, header, kwargs)
+
+    def _check_step_up(self, response: requests.Response, challenge: Challenge, sent: Optional[str],
+                       attempts: int) -> None:
+        """Raise (closing ``response``) when a step-up for this 403 insufficient_scope cannot or may not help."""
+        current = self._grant
+        held = _held_scopes(current) if current is not None and current.token.access_token == sent else None
+        wanted = challenge.scopes
+        if held is not None and wanted and set(wanted) <= held:
+            _discard(response)
+            raise AuthError(f"The MCP server refuses with 403 insufficient_scope, asking for the scopes "
+                            f"{' '.join(wanted)!r}, which the token it was sent already holds; authorizing again "
+                            "cannot gain anything, so mcpsync does not (the server needs a permission its scopes "
+                            "do not express: ask its operator)", error="insufficient_scope")
+        if attempts >= self.max_authorizations:
+            _discard(response)
+            asked = " ".join(current.scopes or ()) if current is not None else ""
+            raise AuthError(f"The MCP server still refuses with 403 insufficient_scope after {attempts} "
+                            f"authorization(s) for this request (scopes asked: {asked or 'none'}); giving up "
+                            f"(max_authorizations={self.max_authorizations})", error="insufficient_scope")
 
     # -- renewal and recovery (under the lock) ---------------------------------------------------
 

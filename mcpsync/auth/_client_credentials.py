@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 from ..exceptions import AuthError
 from . import _jwt
-from ._bearer import BearerAuth, Grant
+from ._bearer import BearerAuth, Grant, max_authorizations_from
 from ._discovery import AuthServer, Discovery
 from ._fetch import Fetcher
 from ._grants import Signer, TokenEndpoint
@@ -47,7 +47,7 @@ class ClientCredentials(BearerAuth):
         server_url: the MCP server; by default, the first URL this auth is used for.
         scopes: scopes to ask for (with any the server's challenge names).
         store: where tokens are kept (default: memory; a new token is one request away).
-        verify, timeout, max_step_ups: as for :class:`~mcpsync.OAuth`.
+        verify, timeout, max_authorizations, max_step_ups: as for :class:`~mcpsync.OAuth`.
 
     Thread safety: as :class:`~mcpsync.OAuth`.
 
@@ -69,14 +69,15 @@ class ClientCredentials(BearerAuth):
         store: Optional[TokenStore] = None,
         verify: Any = True,
         timeout: float = 30.0,
-        max_step_ups: int = 3,
+        max_authorizations: int = 3,
+        max_step_ups: Optional[int] = None,
     ) -> None:
         if (client_secret is None) == (private_key is None):
             raise ValueError("Give exactly one of client_secret and private_key")
         if private_key is not None:
             _jwt.require()
         super().__init__(server_url, store=store if store is not None else MemoryTokenStore(), scopes=scopes,
-                         verify=verify, http_timeout=timeout, max_step_ups=max_step_ups)
+                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups))
         self.client_id = client_id
         self._secret = client_secret
         self._private_key = private_key

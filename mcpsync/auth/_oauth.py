@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from ..exceptions import AuthError
-from ._bearer import BearerAuth, Grant
+from ._bearer import BearerAuth, Grant, max_authorizations_from
 from ._discovery import AuthServer, Discovery
 from ._errors import redact
 from ._fetch import Fetcher
@@ -63,7 +63,10 @@ class OAuth(BearerAuth):
             :class:`~mcpsync.FileTokenStore` in the user's config directory).
         verify: TLS verification for the authorization server (as in ``requests``).
         timeout: seconds for each request to the authorization server.
-        max_step_ups: step-up authorizations tried per request before giving up.
+        max_authorizations: authorizations one request may see in all, the one behind
+            the token it carried included (so ``3`` is the first and two step-ups); a
+            ``403 insufficient_scope`` for scopes already held is never retried.
+        max_step_ups: deprecated; ``max_step_ups=n`` means ``max_authorizations=n+1``.
 
     Thread safety: share one OAuth between any threads and connections to its
     server; logins and refreshes are serialised by a lock. A login blocks the
@@ -92,7 +95,8 @@ class OAuth(BearerAuth):
         store: Optional[TokenStore] = None,
         verify: Any = True,
         timeout: float = 30.0,
-        max_step_ups: int = 3,
+        max_authorizations: int = 3,
+        max_step_ups: Optional[int] = None,
     ) -> None:
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
@@ -105,7 +109,7 @@ class OAuth(BearerAuth):
         if redirect_uri is not None:
             check_url(redirect_uri, "redirect URI")
         super().__init__(server_url, store=store if store is not None else FileTokenStore(), scopes=scopes,
-                         verify=verify, http_timeout=timeout, max_step_ups=max_step_ups)
+                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups))
         self.client_id = client_id
         self.client_secret = client_secret
         self.client_metadata_url = client_metadata_url
