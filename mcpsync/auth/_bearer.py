@@ -242,7 +242,9 @@ class BearerAuth(requests.auth.AuthBase):
                 raise AuthError("The authorization was abandoned: the request that needed it has ended",
                                 error="login_abandoned")
             with self._fetcher() as fetch:
-                discovery = self._discover(fetch, challenge)
+                # A token refused with 401 may be from an authorization server the resource no longer
+                # trusts (SEP-2352): read its metadata again rather than trust what was cached.
+                discovery = self._discover(fetch, challenge, fresh=status == 401 and sent is not None)
                 if status == 401:
                     grant = self._after_401(fetch, discovery, challenge, sent, abort)
                 else:
@@ -288,13 +290,23 @@ class BearerAuth(requests.auth.AuthBase):
         """Renew without a person: refresh. (ClientCredentials also runs its grant again.)"""
         return self._refresh(fetch, grant) if grant.token.refresh_token else None
 
-    def _discover(self, fetch: Fetcher, challenge: Challenge) -> Discovery:
+    def _discover(self, fetch: Fetcher, challenge: Challenge, *, fresh: bool = False) -> Discovery:
+        """The discovery for ``challenge``: the cached one for the same metadata URL unless ``fresh``.
+
+        A fresh read that names another issuer means the authorization server
+        has changed: the callers then look up (or get) a client and tokens
+        under the new issuer, so nothing of the old server's is sent to it.
+        """
         cached = self._discovery
-        if cached is not None and challenge.resource_metadata in (None, cached.metadata_url):
+        if not fresh and cached is not None and challenge.resource_metadata in (None, cached.metadata_url):
             return cached
         assert self.server_url is not None
-        self._discovery = discover(fetch, self.server_url, challenge)
-        return self._discovery
+        discovery = discover(fetch, self.server_url, challenge)
+        if cached is not None and discovery.server.issuer != cached.server.issuer:
+            log.warning("The authorization server of %s changed from %s to %s; authorizing with the new one",
+                        self.server_url, cached.server.issuer, discovery.server.issuer)
+        self._discovery = discovery
+        return discovery
 
     def _obtain(self, fetch: Fetcher, discovery: Discovery, scopes: Optional[Tuple[str, ...]],
                 abort: Optional[threading.Event]) -> Grant:
