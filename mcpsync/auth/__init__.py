@@ -9,13 +9,15 @@
         print(client.list_tools())
 
     auth = mcpsync.ClientCredentials("svc", client_secret="...")   # a job without a person
+    auth = mcpsync.OAuth(dpop=True)                         # tokens bound to a key (DPoP)
 
 What is here, module by module: ``_challenge`` (WWW-Authenticate),
 ``_urls`` (canonical resource URIs, well-known URLs, URL hygiene),
 ``_fetch`` (HTTP to authorization servers; the exception boundary),
 ``_discovery`` (protected resource and authorization server metadata),
 ``_registration`` (client identity), ``_grants`` (token endpoint requests),
-``_jwt`` (private_key_jwt, optional PyJWT), ``_pkce``, ``_flow`` (the
+``_jwt`` (private_key_jwt, optional PyJWT), ``_dpop`` (DPoP keys, proofs
+and nonces, optional cryptography), ``_pkce``, ``_flow`` (the
 person's part: browser, paste, callable), ``_tokens`` (tokens and stores),
 ``_bearer`` (the requests auth machinery), ``_oauth`` and
 ``_client_credentials`` (the two public auth classes).

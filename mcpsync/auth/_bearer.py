@@ -35,7 +35,9 @@ import requests.auth
 
 from ..exceptions import AuthError, MCPSyncError
 from ._challenge import Challenge
-from ._discovery import Discovery, discover
+from ._discovery import AuthServer, Discovery, discover
+from . import _dpop
+from ._dpop import Binding, DPoPKey, Nonces
 from ._fetch import Fetcher
 from ._grants import Signer, TokenEndpoint
 from ._registration import ClientIdentity
@@ -60,14 +62,23 @@ class Grant:
     client: ClientIdentity
     token: Token
     scopes: Optional[Tuple[str, ...]] = None  # what was asked for (the base of a step-up)
+    dpop_key: Optional[DPoPKey] = None  # the key a DPoP token is bound to (kept with it)
+
+    @property
+    def dpop(self) -> bool:
+        """Whether the token is DPoP-bound (sent as ``Authorization: DPoP`` with a proof)."""
+        return self.token.token_type == "DPoP" and self.dpop_key is not None
 
     def header(self) -> str:
-        return f"Bearer {self.token.access_token}"
+        return f"{'DPoP' if self.dpop else 'Bearer'} {self.token.access_token}"
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"issuer": self.issuer, "resource": self.resource, "token_endpoint": self.token_endpoint,
+        data = {"issuer": self.issuer, "resource": self.resource, "token_endpoint": self.token_endpoint,
                 "client": self.client.to_dict(), "token": self.token.to_dict(),
                 "scopes": list(self.scopes) if self.scopes is not None else None}
+        if self.dpop_key is not None:
+            data["dpop_key"] = self.dpop_key.to_jwk()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Optional["Grant"]:
@@ -77,8 +88,12 @@ class Grant:
         if client is None or token is None or not all(isinstance(v, str) for v in (issuer, resource, endpoint)):
             return None
         scopes = data.get("scopes")
+        jwk = data.get("dpop_key")
+        key = DPoPKey.from_jwk(jwk) if isinstance(jwk, dict) else None
+        if token.token_type == "DPoP" and key is None:
+            return None  # a DPoP token without its key cannot be used
         return cls(str(issuer), str(resource), str(endpoint), client, token,
-                   tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else None)
+                   tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else None, key)
 
 
 def _held_scopes(grant: Grant) -> Set[str]:
@@ -109,7 +124,7 @@ class BearerAuth(requests.auth.AuthBase):
     """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`."""
 
     def __init__(self, server_url: Optional[str], *, store: TokenStore, scopes: Optional[Sequence[str]],
-                 verify: Any, http_timeout: float, max_authorizations: int) -> None:
+                 verify: Any, http_timeout: float, max_authorizations: int, dpop: bool = False) -> None:
         if max_authorizations < 1:
             raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
         self.server_url: Optional[str] = None
@@ -119,6 +134,11 @@ class BearerAuth(requests.auth.AuthBase):
         self.verify = verify
         self.http_timeout = http_timeout
         self.max_authorizations = max_authorizations
+        if dpop:
+            _dpop.require()
+        self.dpop = dpop
+        self._dpop_key: Optional[DPoPKey] = None  # made on first need, or the one stored with the tokens
+        self._nonces = Nonces()
         self._lock = threading.RLock()
         self._grant: Optional[Grant] = None
         self._loaded = False
@@ -146,23 +166,34 @@ class BearerAuth(requests.auth.AuthBase):
             return r  # another origin never sees the token
         grant = self._grant_for_request()
         if grant is not None:
-            r.headers["Authorization"] = grant.header()
+            r.headers.update(self._headers(grant, r))
         r.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]  # untyped in the stubs
         return r
 
     def _on_response(self, response: requests.Response, **kwargs: Any) -> requests.Response:
         """The response hook: recover from 401 and 403 insufficient_scope, then re-send."""
+        if self.dpop and response.request is not None:
+            self._nonces.note(response.request.url or "", response.headers)
         if response.status_code not in (401, 403):
             return response
         if response.request.method == "DELETE":
             return response  # ending a session never starts a login; the session ends anyway
         # Authorizations this request has seen: the one behind the token it carried counts as the first.
         attempts = 1 if _sent_token(response.request) is not None else 0
-        retried = False
+        retried = nonce_retried = False
         while True:
             status = response.status_code
             challenge = Challenge.from_header(response.headers.get("WWW-Authenticate"))
             sent = _sent_token(response.request)
+            if status == 401 and challenge.dpop_error == "use_dpop_nonce" and not nonce_retried \
+                    and "DPoP" in response.request.headers and self._grant is not None and self._grant.dpop:
+                # RFC 9449 §9: the resource server wants its nonce in the proof; the token is fine.
+                nonce_retried = True
+                log.debug("The MCP server asks for a DPoP nonce; sending the request again with it")
+                response = _resend(response, self._headers(self._grant, response.request), kwargs)
+                if self.dpop:
+                    self._nonces.note(response.request.url or "", response.headers)
+                continue
             if status == 401 and not retried:
                 retried = True
             elif status == 403 and challenge.error == "insufficient_scope":
@@ -170,13 +201,24 @@ class BearerAuth(requests.auth.AuthBase):
             else:
                 return response
             try:
-                header = self._recover(status, challenge, sent, _abort_signal())
+                grant = self._recover(status, challenge, sent, _abort_signal())
             except BaseException:
                 _discard(response)
                 raise
             # A step-up is one more authorization; a 401's new token only replaces a dead one.
             attempts = attempts + 1 if status == 403 else max(attempts, 1)
-            response = _resend(response, header, kwargs)
+            response = _resend(response, self._headers(grant, response.request), kwargs)
+            if self.dpop:
+                self._nonces.note(response.request.url or "", response.headers)
+
+    def _headers(self, grant: Grant, request: requests.PreparedRequest) -> Dict[str, str]:
+        """The headers that present ``grant``'s token on ``request``: Authorization, and a fresh DPoP proof."""
+        headers = {"Authorization": grant.header()}
+        if grant.dpop and grant.dpop_key is not None:
+            url = request.url or ""
+            binding = Binding(grant.dpop_key, self._nonces)
+            headers["DPoP"] = binding.proof(request.method or "GET", url, access_token=grant.token.access_token)
+        return headers
 
     def _check_step_up(self, response: requests.Response, challenge: Challenge, sent: Optional[str],
                        attempts: int) -> None:
@@ -224,8 +266,8 @@ class BearerAuth(requests.auth.AuthBase):
             return None if grant.token.expired(_tokens.clock()) else grant
 
     def _recover(self, status: int, challenge: Challenge, sent: Optional[str],
-                 abort: Optional[threading.Event]) -> str:
-        """After a 401 or 403 for a request that carried ``sent``: the Authorization header to re-send with.
+                 abort: Optional[threading.Event]) -> Grant:
+        """After a 401 or 403 for a request that carried ``sent``: the grant to re-send with.
 
         Raises:
             AuthError: discovery, registration or authorization failed.
@@ -237,7 +279,7 @@ class BearerAuth(requests.auth.AuthBase):
             if current is not None and current.token.access_token != sent and not current.token.expired(now):
                 wanted = set(challenge.scopes or ())
                 if status == 401 or wanted <= set(current.scopes or ()):
-                    return current.header()  # another thread renewed it while this request was out
+                    return current  # another thread renewed it while this request was out
             if abort is not None and abort.is_set():  # it waited for the lock while its request was given up
                 raise AuthError("The authorization was abandoned: the request that needed it has ended",
                                 error="login_abandoned")
@@ -253,7 +295,7 @@ class BearerAuth(requests.auth.AuthBase):
                     log.info("The MCP server needs more scopes; authorizing again with %s", " ".join(scopes))
                     grant = self._obtain(fetch, discovery, scopes or None, abort)
             self._keep(grant)
-            return grant.header()
+            return grant
 
     def _after_401(self, fetch: Fetcher, discovery: Discovery, challenge: Challenge, sent: Optional[str],
                    abort: Optional[threading.Event]) -> Grant:
@@ -318,7 +360,35 @@ class BearerAuth(requests.auth.AuthBase):
         return None
 
     def _endpoint(self, grant: Grant) -> TokenEndpoint:
-        return TokenEndpoint(grant.token_endpoint, grant.issuer, grant.client, self._signer())
+        """The token endpoint that renews ``grant`` (a DPoP-bound one with the key it is bound to)."""
+        binding = Binding(grant.dpop_key, self._nonces) if grant.dpop_key is not None else None
+        return TokenEndpoint(grant.token_endpoint, grant.issuer, grant.client, self._signer(), binding)
+
+    def _new_endpoint(self, server: AuthServer, client: ClientIdentity) -> TokenEndpoint:
+        """The token endpoint for a new grant from ``server``: with this object's DPoP key when ``dpop``.
+
+        Raises:
+            AuthError: (``unsupported_dpop_alg``) the server lists DPoP algorithms without ES256.
+        """
+        return TokenEndpoint(server.token_endpoint, server.issuer, client, self._signer(), self._binding(server))
+
+    def _binding(self, server: AuthServer) -> Optional[Binding]:
+        if not self.dpop:
+            return None
+        algs = server.dpop_algs
+        if algs is not None and _dpop.ALGORITHM not in algs:
+            raise AuthError(f"The authorization server {server.issuer} signs DPoP proofs only with "
+                            f"{', '.join(algs) or 'nothing'}; mcpsync's DPoP key is {_dpop.ALGORITHM}",
+                            error="unsupported_dpop_alg")
+        if self._dpop_key is None:
+            self._dpop_key = DPoPKey.generate()
+        return Binding(self._dpop_key, self._nonces)
+
+    def _bound(self, grant: Grant, endpoint: TokenEndpoint) -> Grant:
+        """``grant`` with the DPoP key its token endpoint used, when the token came back DPoP-bound."""
+        if endpoint.dpop is not None and grant.token.token_type == "DPoP":
+            return replace(grant, dpop_key=endpoint.dpop.key)
+        return replace(grant, dpop_key=None) if grant.token.token_type != "DPoP" else grant
 
     def _fetcher(self) -> Fetcher:
         return Fetcher(verify=self.verify, timeout=self.http_timeout)
@@ -403,7 +473,11 @@ class BearerAuth(requests.auth.AuthBase):
         if grant is None or grant.issuer != issuer:
             return None
         client = self._accept_client(grant.client)
-        return replace(grant, client=client) if client is not None else None
+        if client is None:
+            return None
+        if grant.dpop_key is not None and self._dpop_key is None and self.dpop:
+            self._dpop_key = grant.dpop_key  # keep proving with the key the stored tokens are bound to
+        return replace(grant, client=client)
 
     def _accept_client(self, client: ClientIdentity) -> Optional[ClientIdentity]:
         """Subclass: the stored client if it is still who we are (with our secret), else None."""
@@ -432,6 +506,8 @@ def _sent_token(request: requests.PreparedRequest) -> Optional[str]:
     value = request.headers.get("Authorization") if request is not None else None
     if isinstance(value, str) and value[:7].lower() == "bearer ":
         return value[7:]
+    if isinstance(value, str) and value[:5].lower() == "dpop ":
+        return value[5:]
     return None
 
 
@@ -444,11 +520,11 @@ def _discard(response: requests.Response) -> None:
     response.close()
 
 
-def _resend(response: requests.Response, header: str, kwargs: Mapping[str, Any]) -> requests.Response:
-    """Send ``response``'s request again with ``header``, as requests' digest auth does."""
+def _resend(response: requests.Response, headers: Mapping[str, str], kwargs: Mapping[str, Any]) -> requests.Response:
+    """Send ``response``'s request again with ``headers`` (Authorization, DPoP), as requests' digest auth does."""
     _discard(response)
     prepared = response.request.copy()
-    prepared.headers["Authorization"] = header
+    prepared.headers.update(headers)
     adapter: Any = response.connection
     fresh: requests.Response = adapter.send(prepared, **kwargs)
     fresh.history.append(response)

@@ -55,7 +55,9 @@ def auth_for(scenario: str, context: Mapping[str, Any]) -> Optional[requests.aut
     if isinstance(client_id, str) and isinstance(context.get("client_secret"), str) \
             and scenario == "auth/pre-registration":
         return OAuth(client_id=client_id, client_secret=context["client_secret"], login=follow_login, store=store)
-    return OAuth(client_metadata_url=CIMD_URL, login=follow_login, store=store)
+    # DPoP is the application's opt-in; the dpop scenarios test it.
+    return OAuth(client_metadata_url=CIMD_URL, login=follow_login, store=store,
+                 dpop=scenario.startswith("auth/dpop"))
 
 
 def answer_elicitation(params: mcpsync.ElicitParams) -> Dict[str, Any]:

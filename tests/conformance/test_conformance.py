@@ -60,8 +60,6 @@ EXPECTED_FAILURES: Dict[Tuple[str, str], str] = {
     ("0.2.0-alpha.12", "request-metadata"):
         "SEP-2575: a server/discover refused with -32022 and a supported list is not retried with a mutually "
         "supported version (session layer, issue 14)",
-    ("0.2.0-alpha.12", "auth/dpop"): "DPoP (RFC 9449, SEP-1932) is not implemented yet",
-    ("0.2.0-alpha.12", "auth/dpop-nonce"): "DPoP (RFC 9449, SEP-1932) is not implemented yet",
     ("0.2.0-alpha.12", "auth/wif-jwt-bearer"):
         "workload identity federation (SEP-1933, jwt-bearer grant) is not implemented yet",
 }
