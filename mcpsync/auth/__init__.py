@@ -16,6 +16,8 @@ What is here, module by module: ``_challenge`` (WWW-Authenticate),
 ``_fetch`` (HTTP to authorization servers; the exception boundary),
 ``_discovery`` (protected resource and authorization server metadata),
 ``_registration`` (client identity), ``_grants`` (token endpoint requests),
+``_assertions`` (identity tokens read on demand), ``_workload`` and
+``_enterprise`` (the JWT bearer grant from a workload token or an ID-JAG),
 ``_jwt`` (private_key_jwt, optional PyJWT), ``_dpop`` (DPoP keys, proofs
 and nonces, optional cryptography), ``_pkce``, ``_flow`` (the
 person's part: browser, paste, callable), ``_tokens`` (tokens and stores),
@@ -28,7 +30,10 @@ of one of these names.
 """
 
 from ._client_credentials import ClientCredentials
+from ._enterprise import EnterpriseAuth
 from ._oauth import OAuth
 from ._tokens import FileTokenStore, MemoryTokenStore, TokenStore
+from ._workload import WorkloadIdentity
 
-__all__ = ["ClientCredentials", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore"]
+__all__ = ["ClientCredentials", "EnterpriseAuth", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore",
+           "WorkloadIdentity"]

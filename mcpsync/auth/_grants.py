@@ -22,7 +22,9 @@ from ._jwt import ASSERTION_TYPE
 from ._registration import ClientIdentity
 from ._tokens import Token
 
-__all__ = ["Signer", "TokenEndpoint"]
+__all__ = ["JWT_BEARER_GRANT", "Signer", "TokenEndpoint"]
+
+JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 log = logging.getLogger("mcpsync.auth")
 
@@ -74,6 +76,18 @@ class TokenEndpoint:
             form["scope"] = scope
         return self.request(fetch, form, "The client credentials grant", [])
 
+    def jwt_bearer(self, fetch: Fetcher, *, assertion: str, scope: Optional[str], resource: str,
+                   what: str = "The JWT bearer grant") -> Token:
+        """The RFC 7523 JWT bearer grant: ``assertion`` (a workload token, an ID-JAG) for an access token.
+
+        The client still authenticates as usual (its secret, or its id alone).
+        Raises like :meth:`request`.
+        """
+        form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion, "resource": resource}
+        if scope:
+            form["scope"] = scope
+        return self.request(fetch, form, what, [assertion])
+
     def request(self, fetch: Fetcher, form: Dict[str, str], what: str, secrets: List[Optional[str]],
                 previous_refresh: Optional[str] = None) -> Token:
         """POST ``form`` with the client's authentication and read the token answer.
@@ -100,7 +114,7 @@ class TokenEndpoint:
                 secrets.append(assertion)
                 body.update(client_id=client.client_id, client_assertion_type=ASSERTION_TYPE,
                             client_assertion=assertion)
-            else:
+            elif client.client_id:  # a public client; a workload may have no client id at all
                 body["client_id"] = client.client_id
             return body, headers
 

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import requests
 
 import mcpsync
-from mcpsync.auth import ClientCredentials, MemoryTokenStore, OAuth
+from mcpsync.auth import ClientCredentials, EnterpriseAuth, MemoryTokenStore, OAuth, WorkloadIdentity
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"  # the id the harness expects in auth/basic-cimd
 
@@ -47,6 +47,13 @@ def auth_for(scenario: str, context: Mapping[str, Any]) -> Optional[requests.aut
         return None
     store = MemoryTokenStore()
     client_id = context.get("client_id")
+    if "idp_token_endpoint" in context:  # enterprise-managed authorization (ID-JAG)
+        return EnterpriseAuth(str(client_id), client_secret=context.get("client_secret"),
+                              idp_token_endpoint=str(context["idp_token_endpoint"]),
+                              id_token=str(context["idp_id_token"]), idp_client_id=context.get("idp_client_id"),
+                              store=store)
+    if "valid_jwt" in context:  # workload identity federation: the platform's token
+        return WorkloadIdentity(token=str(context["valid_jwt"]), client_id=context.get("client_id"), store=store)
     if scenario.startswith("auth/client-credentials"):
         if "private_key_pem" in context:
             return ClientCredentials(str(client_id), private_key=context["private_key_pem"],

@@ -53,15 +53,9 @@ EXPECTED_FAILURES: Dict[Tuple[str, str], str] = {
     ("0.1.16", "auth/2025-03-26-oauth-metadata-backcompat"):
         "harness defect in 0.1.16: its mock serves authorization server metadata whose issuer does not match "
         "the URL it was fetched from, so an issuer-validating client must refuse it (fixed in 0.2)",
-    ("0.1.16", "auth/cross-app-access-complete-flow"):
-        "enterprise-managed authorization (SEP-990, ID-JAG token exchange) is not implemented yet",
-    ("0.2.0-alpha.12", "auth/enterprise-managed-authorization"):
-        "enterprise-managed authorization (SEP-990, ID-JAG token exchange) is not implemented yet",
     ("0.2.0-alpha.12", "request-metadata"):
         "SEP-2575: a server/discover refused with -32022 and a supported list is not retried with a mutually "
         "supported version (session layer, issue 14)",
-    ("0.2.0-alpha.12", "auth/wif-jwt-bearer"):
-        "workload identity federation (SEP-1933, jwt-bearer grant) is not implemented yet",
 }
 
 VERSIONS = list(SCENARIOS)
