@@ -381,3 +381,13 @@ def test_a_dpop_token_is_refused_when_dpop_was_not_asked_for(world):
     with pytest.raises(mcpsync.AuthError) as caught:
         call(world, auth)
     assert caught.value.error in ("invalid_dpop_proof", "unsupported_token_type")
+
+
+def test_challenges_read_the_bearer_parameters_and_the_dpop_error():
+    from mcpsync.auth._challenge import Challenge
+
+    both = Challenge.from_header('DPoP algs="ES256", error="use_dpop_nonce", Bearer resource_metadata="https://x/m"')
+    assert both.resource_metadata == "https://x/m" and both.error is None and both.dpop_error == "use_dpop_nonce"
+    alone = Challenge.from_header('DPoP error="invalid_token", resource_metadata="https://x/m", scope="a b"')
+    assert alone.error == "invalid_token" and alone.scopes == ("a", "b") and alone.dpop_error == "invalid_token"
+    assert Challenge.from_header("Basic realm=x") == Challenge()

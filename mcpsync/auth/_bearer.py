@@ -524,6 +524,8 @@ def _resend(response: requests.Response, headers: Mapping[str, str], kwargs: Map
     """Send ``response``'s request again with ``headers`` (Authorization, DPoP), as requests' digest auth does."""
     _discard(response)
     prepared = response.request.copy()
+    if "DPoP" not in headers:
+        prepared.headers.pop("DPoP", None)  # a proof never outlives the token it was made for
     prepared.headers.update(headers)
     adapter: Any = response.connection
     fresh: requests.Response = adapter.send(prepared, **kwargs)
