@@ -90,7 +90,9 @@ class Harness:
         manifest = self.folder / "package.json"
         if not manifest.exists():
             manifest.write_text(json.dumps({"private": True, "description": "mcpsync conformance harness"}))
-        command = [npm, "install", "--no-audit", "--no-fund", "--prefix", str(self.folder),
+        # Few, short retries: an unreachable registry fails in seconds instead of minutes.
+        command = [npm, "install", "--no-audit", "--no-fund", "--fetch-retries=2", "--fetch-retry-mintimeout=2000",
+                   "--fetch-retry-maxtimeout=10000", "--fetch-timeout=60000", "--prefix", str(self.folder),
                    f"{PACKAGE}@{self.version}", NODE_PACKAGE]
         code, output = _run(command, cwd=self.folder, env=dict(os.environ), timeout=INSTALL_TIMEOUT)
         if code != 0 or not self.installed():

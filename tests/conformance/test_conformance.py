@@ -60,17 +60,22 @@ EXPECTED_FAILURES: Dict[Tuple[str, str], str] = {
 
 VERSIONS = list(SCENARIOS)
 _harnesses: Dict[str, Harness] = {}
+_unavailable: Dict[str, str] = {}  # version -> why its install failed (tried once per session)
 
 
 def _harness(version: str) -> Harness:
     """The installed harness, installing it once per session; skips (or fails, when required) if it cannot."""
     harness = _harnesses.setdefault(version, Harness(version))
-    try:
-        harness.install()
-    except HarnessUnavailable as exc:
+    if version not in _unavailable:
+        try:
+            harness.install()
+        except HarnessUnavailable as exc:
+            _unavailable[version] = str(exc)
+    if version in _unavailable:
+        message = f"conformance harness {version} unavailable: {_unavailable[version]}"
         if os.environ.get("MCPSYNC_CONFORMANCE_REQUIRED"):
-            pytest.fail(f"conformance harness {version} unavailable: {exc}")
-        pytest.skip(f"conformance harness {version} unavailable: {exc}")
+            pytest.fail(message)
+        pytest.skip(message)
     return harness
 
 
