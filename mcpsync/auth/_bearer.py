@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import logging
 import threading
-import warnings
-from dataclasses import dataclass, replace
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Set, Tuple
+from dataclasses import replace
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import requests
 import requests.auth
@@ -42,82 +41,15 @@ from ._fetch import Fetcher
 from ._grants import Signer, TokenEndpoint
 from ._registration import ClientIdentity
 from . import _tokens
-from ._tokens import Token, TokenStore, client_key, server_key, tokens_key
+from ._grant import Grant, held_scopes, max_authorizations_from, union
+from ._tokens import TokenStore, client_key, server_key, tokens_key
 from ._urls import canonical_resource, same_origin
 
-__all__ = ["BearerAuth", "Grant"]
+__all__ = ["BearerAuth", "Grant", "max_authorizations_from"]
 
 log = logging.getLogger("mcpsync.auth")
 
 _ERROR_BODY_LIMIT = 64 * 1024
-
-
-@dataclass(frozen=True)
-class Grant:
-    """A token and everything needed to use and renew it (the unit that is stored)."""
-
-    issuer: str
-    resource: str
-    token_endpoint: str
-    client: ClientIdentity
-    token: Token
-    scopes: Optional[Tuple[str, ...]] = None  # what was asked for (the base of a step-up)
-    dpop_key: Optional[DPoPKey] = None  # the key a DPoP token is bound to (kept with it)
-
-    @property
-    def dpop(self) -> bool:
-        """Whether the token is DPoP-bound (sent as ``Authorization: DPoP`` with a proof)."""
-        return self.token.token_type == "DPoP" and self.dpop_key is not None
-
-    def header(self) -> str:
-        return f"{'DPoP' if self.dpop else 'Bearer'} {self.token.access_token}"
-
-    def to_dict(self) -> Dict[str, Any]:
-        data = {"issuer": self.issuer, "resource": self.resource, "token_endpoint": self.token_endpoint,
-                "client": self.client.to_dict(), "token": self.token.to_dict(),
-                "scopes": list(self.scopes) if self.scopes is not None else None}
-        if self.dpop_key is not None:
-            data["dpop_key"] = self.dpop_key.to_jwk()
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Optional["Grant"]:
-        client = ClientIdentity.from_dict(data.get("client") or {})
-        token = Token.from_dict(data.get("token") or {})
-        issuer, resource, endpoint = data.get("issuer"), data.get("resource"), data.get("token_endpoint")
-        if client is None or token is None or not all(isinstance(v, str) for v in (issuer, resource, endpoint)):
-            return None
-        scopes = data.get("scopes")
-        jwk = data.get("dpop_key")
-        key = DPoPKey.from_jwk(jwk) if isinstance(jwk, dict) else None
-        if token.token_type == "DPoP" and key is None:
-            return None  # a DPoP token without its key cannot be used
-        return cls(str(issuer), str(resource), str(endpoint), client, token,
-                   tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else None, key)
-
-
-def _held_scopes(grant: Grant) -> Set[str]:
-    """The scopes a grant's token holds: what the server said it granted, else what was asked for."""
-    if grant.token.scope is not None:
-        return set(grant.token.scope.split())
-    return set(grant.scopes or ())
-
-
-def max_authorizations_from(max_authorizations: int, max_step_ups: Optional[int]) -> int:
-    """The limit from the public parameters: ``max_step_ups`` (deprecated) is the limit less the first authorization."""
-    if max_step_ups is None:
-        return max_authorizations
-    warnings.warn("max_step_ups is deprecated: use max_authorizations (it counts the first authorization too, "
-                  "so max_step_ups=n is max_authorizations=n+1)", DeprecationWarning, stacklevel=3)
-    return max_step_ups + 1
-
-
-def _union(*groups: Optional[Iterable[str]]) -> Tuple[str, ...]:
-    seen: Dict[str, None] = {}
-    for group in groups:
-        for scope in group or ():
-            seen.setdefault(scope, None)
-    return tuple(seen)
 
 
 class BearerAuth(requests.auth.AuthBase):
@@ -224,7 +156,7 @@ class BearerAuth(requests.auth.AuthBase):
                        attempts: int) -> None:
         """Raise (closing ``response``) when a step-up for this 403 insufficient_scope cannot or may not help."""
         current = self._grant
-        held = _held_scopes(current) if current is not None and current.token.access_token == sent else None
+        held = held_scopes(current) if current is not None and current.token.access_token == sent else None
         wanted = challenge.scopes
         if held is not None and wanted and set(wanted) <= held:
             _discard(response)
@@ -290,7 +222,7 @@ class BearerAuth(requests.auth.AuthBase):
                 if status == 401:
                     grant = self._after_401(fetch, discovery, challenge, sent, abort)
                 else:
-                    scopes = _union(current.scopes if current is not None else None,
+                    scopes = union(current.scopes if current is not None else None,
                                     challenge.scopes or discovery.resource_scopes, self.scopes)
                     log.info("The MCP server needs more scopes; authorizing again with %s", " ".join(scopes))
                     grant = self._obtain(fetch, discovery, scopes or None, abort)
@@ -311,7 +243,7 @@ class BearerAuth(requests.auth.AuthBase):
             refreshed = self._refresh(fetch, candidate)
             if refreshed is not None:
                 return refreshed
-        scopes = _union(challenge.scopes or discovery.resource_scopes, self.scopes)
+        scopes = union(challenge.scopes or discovery.resource_scopes, self.scopes)
         return self._obtain(fetch, discovery, scopes or None, abort)
 
     def _refresh(self, fetch: Fetcher, grant: Grant) -> Optional[Grant]:
@@ -422,7 +354,7 @@ class BearerAuth(requests.auth.AuthBase):
                 challenge = Challenge.from_header(header) if status == 401 else Challenge()
                 discovery = self._discover(fetch, challenge)
                 if force:
-                    grant = self._obtain(fetch, discovery, _union(challenge.scopes or discovery.resource_scopes,
+                    grant = self._obtain(fetch, discovery, union(challenge.scopes or discovery.resource_scopes,
                                                                   self.scopes) or None, None)
                 else:
                     grant = self._after_401(fetch, discovery, challenge, None, None)

@@ -12,7 +12,7 @@ from . import _jwt
 from ._bearer import BearerAuth, Grant, max_authorizations_from
 from ._discovery import AuthServer, Discovery
 from ._fetch import Fetcher
-from ._grants import Signer, TokenEndpoint
+from ._grants import Signer
 from ._registration import ClientIdentity, choose_auth_method
 from ._tokens import MemoryTokenStore, TokenStore
 

@@ -14,7 +14,6 @@ from ._discovery import AuthServer, Discovery
 from ._errors import redact
 from ._fetch import Fetcher
 from ._flow import LoginHandler, parse_redirect, person_for
-from ._grants import TokenEndpoint
 from ._pkce import challenge_s256, new_state, new_verifier
 from ._registration import ClientIdentity, choose_auth_method, register
 from ._tokens import FileTokenStore, TokenStore, client_key
