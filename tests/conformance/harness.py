@@ -50,6 +50,11 @@ class Outcome:
     def passed(self) -> bool:
         return self.returncode == 0
 
+    @property
+    def judged(self) -> int:
+        """How many checks the harness decided (SUCCESS or FAILURE); SKIPPED and INFO ones do not count."""
+        return sum(1 for c in self.checks if c.get("status") in ("SUCCESS", "FAILURE"))
+
     def failures(self) -> List[str]:
         return [f"{c.get('id')}: {c.get('errorMessage') or c.get('description')}" for c in self.checks
                 if c.get("status") in ("FAILURE", "WARNING")]

@@ -100,3 +100,7 @@ def test_client_scenario(version: str, scenario: str, tmp_path: Path) -> None:
     harness = _harness(version)
     outcome = harness.run_client(scenario, glue_client(), tmp_path, timeout=90.0)
     assert outcome.passed, f"{scenario} on conformance {version}: {outcome.summary()}"
+    if outcome.judged == 0:  # e.g. the skills scenarios, whose checks run only once a client reads skills
+        skipped = [str(c.get("id")) for c in outcome.checks if c.get("status") == "SKIPPED"]
+        pytest.skip(f"{scenario}: the harness exited 0 but decided no check (skipped: {', '.join(skipped)}); "
+                    "the glue client does not exercise what it tests")
