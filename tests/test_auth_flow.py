@@ -155,16 +155,50 @@ def test_step_up_without_a_scope_hint_uses_the_metadata_scopes(stack):
     assert set(stack.person.params(1)["scope"].split()) == {"mcp", "admin", "offline_access"}
 
 
-def test_step_up_gives_up_after_three_attempts(stack):
+def test_step_up_gives_up_after_three_authorizations_in_all(stack):
     stack.gate.settings.tool_scopes = {"add": "admin"}
     stack.authorization.settings.never_grant = {"admin"}
     with stack.connect(stack.oauth()) as client:
         with pytest.raises(mcpsync.AuthError) as caught:
             client.call_tool("add", {"a": 1, "b": 2})
         assert caught.value.error == "insufficient_scope"
-        assert "after 3 authorization attempt(s)" in str(caught.value)
-        assert stack.person.logins == 4
+        assert "after 3 authorization(s)" in str(caught.value)
+        assert stack.person.logins == 3  # the first login and two step-ups: 3 in all
         assert echo(client) == "hi"  # the connection is still usable
+
+
+def test_the_authorization_limit_is_configurable(stack):
+    stack.gate.settings.tool_scopes = {"add": "admin"}
+    stack.authorization.settings.never_grant = {"admin"}
+    with stack.connect(stack.oauth(max_authorizations=1)) as client:
+        with pytest.raises(mcpsync.AuthError, match="max_authorizations=1"):
+            client.call_tool("add", {"a": 1, "b": 2})
+    assert stack.person.logins == 1
+    with pytest.warns(DeprecationWarning, match="max_authorizations"):
+        legacy = stack.oauth(max_step_ups=1)
+    assert legacy.max_authorizations == 2
+    with pytest.raises(ValueError, match="at least 1"):
+        stack.oauth(max_authorizations=0)
+
+
+def test_a_403_for_scopes_already_held_does_not_authorize_again(stack, monkeypatch):
+    """Hostile: a server that keeps asking for a scope the token has must not make the client log in again."""
+    original = stack.gate._check
+
+    def refuse_add(authorization, endpoint, body):
+        problem = original(authorization, endpoint, body)
+        if problem is None and b'"tools/call"' in body and b'"add"' in body:
+            return 403, 'Bearer error="insufficient_scope", scope="mcp"'  # "mcp" is granted already
+        return problem
+
+    monkeypatch.setattr(stack.gate, "_check", refuse_add)
+    with stack.connect(stack.oauth()) as client:
+        with pytest.raises(mcpsync.AuthError) as caught:
+            client.call_tool("add", {"a": 1, "b": 2})
+        assert caught.value.error == "insufficient_scope"
+        assert "already holds" in str(caught.value)
+        assert echo(client) == "hi"
+    assert stack.person.logins == 1
 
 
 # -- refresh ---------------------------------------------------------------------------------------------

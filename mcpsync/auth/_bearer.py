@@ -6,9 +6,13 @@ a response hook; on any other origin it does nothing, so the token goes
 nowhere else. The hook, like requests' own ``HTTPDigestAuth``, answers a
 ``401`` (the token is missing, expired or revoked: refresh it, else
 authorize anew) or a ``403 insufficient_scope`` (step-up: authorize with the
-union of the scopes asked before and the challenged ones, at most
-``max_step_ups`` times per request) and re-sends the request once on the same
-connection adapter with the new token. Streaming responses work: the re-sent
+union of the scopes asked before and the challenged ones) and re-sends the
+request once on the same connection adapter with the new token. A request
+sees at most ``max_authorizations`` authorizations in all, counting the one
+that got the token it was first sent with; a ``403 insufficient_scope`` that
+asks only for scopes the token already holds is not answered with a new
+authorization (it could gain nothing): the hook raises
+:class:`~mcpsync.AuthError` (``insufficient_scope``) at once. Streaming responses work: the re-sent
 request keeps the original ``stream``, ``timeout``, ``verify`` and proxies.
 
 Threads: requests run on any thread (mcpsync's HTTP pool threads, or yours).
@@ -22,8 +26,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, replace
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from dataclasses import replace
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import requests
 import requests.auth
@@ -31,72 +35,43 @@ import requests.auth
 from ..exceptions import AuthError, MCPSyncError
 from ..transports._http_session import current_exchange
 from ._challenge import Challenge
-from ._discovery import Discovery, discover
+from ._discovery import AuthServer, Discovery, discover
+from . import _dpop
+from ._dpop import Binding, DPoPKey, Nonces
 from ._fetch import Fetcher
 from ._grants import Signer, TokenEndpoint
 from ._registration import ClientIdentity
 from . import _tokens
-from ._tokens import Token, TokenStore, client_key, server_key, tokens_key
+from ._grant import Grant, held_scopes, max_authorizations_from, union
+from ._tokens import TokenStore, client_key, server_key, tokens_key
 from ._urls import canonical_resource, same_origin
 
-__all__ = ["BearerAuth", "Grant"]
+__all__ = ["BearerAuth", "Grant", "max_authorizations_from"]
 
 log = logging.getLogger("mcpsync.auth")
 
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-@dataclass(frozen=True)
-class Grant:
-    """A token and everything needed to use and renew it (the unit that is stored)."""
-
-    issuer: str
-    resource: str
-    token_endpoint: str
-    client: ClientIdentity
-    token: Token
-    scopes: Optional[Tuple[str, ...]] = None  # what was asked for (the base of a step-up)
-
-    def header(self) -> str:
-        return f"Bearer {self.token.access_token}"
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"issuer": self.issuer, "resource": self.resource, "token_endpoint": self.token_endpoint,
-                "client": self.client.to_dict(), "token": self.token.to_dict(),
-                "scopes": list(self.scopes) if self.scopes is not None else None}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Optional["Grant"]:
-        client = ClientIdentity.from_dict(data.get("client") or {})
-        token = Token.from_dict(data.get("token") or {})
-        issuer, resource, endpoint = data.get("issuer"), data.get("resource"), data.get("token_endpoint")
-        if client is None or token is None or not all(isinstance(v, str) for v in (issuer, resource, endpoint)):
-            return None
-        scopes = data.get("scopes")
-        return cls(str(issuer), str(resource), str(endpoint), client, token,
-                   tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else None)
-
-
-def _union(*groups: Optional[Iterable[str]]) -> Tuple[str, ...]:
-    seen: Dict[str, None] = {}
-    for group in groups:
-        for scope in group or ():
-            seen.setdefault(scope, None)
-    return tuple(seen)
-
-
 class BearerAuth(requests.auth.AuthBase):
     """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`."""
 
     def __init__(self, server_url: Optional[str], *, store: TokenStore, scopes: Optional[Sequence[str]],
-                 verify: Any, http_timeout: float, max_step_ups: int) -> None:
+                 verify: Any, http_timeout: float, max_authorizations: int, dpop: bool = False) -> None:
+        if max_authorizations < 1:
+            raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
         self.server_url: Optional[str] = None
         self._probe_url: Optional[str] = None
         self.store = store
         self.scopes = tuple(scopes) if scopes else None
         self.verify = verify
         self.http_timeout = http_timeout
-        self.max_step_ups = max_step_ups
+        self.max_authorizations = max_authorizations
+        if dpop:
+            _dpop.require()
+        self.dpop = dpop
+        self._dpop_key: Optional[DPoPKey] = None  # made on first need, or the one stored with the tokens
+        self._nonces = Nonces()
         self._lock = threading.RLock()
         self._grant: Optional[Grant] = None
         self._loaded = False
@@ -124,40 +99,78 @@ class BearerAuth(requests.auth.AuthBase):
             return r  # another origin never sees the token
         grant = self._grant_for_request()
         if grant is not None:
-            r.headers["Authorization"] = grant.header()
+            r.headers.update(self._headers(grant, r))
         r.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]  # untyped in the stubs
         return r
 
     def _on_response(self, response: requests.Response, **kwargs: Any) -> requests.Response:
         """The response hook: recover from 401 and 403 insufficient_scope, then re-send."""
+        if self.dpop and response.request is not None:
+            self._nonces.note(response.request.url or "", response.headers)
         if response.status_code not in (401, 403):
             return response
         if response.request.method == "DELETE":
             return response  # ending a session never starts a login; the session ends anyway
-        step_ups = 0
-        retried = False
+        # Authorizations this request has seen: the one behind the token it carried counts as the first.
+        attempts = 1 if _sent_token(response.request) is not None else 0
+        retried = nonce_retried = False
         while True:
             status = response.status_code
             challenge = Challenge.from_header(response.headers.get("WWW-Authenticate"))
+            sent = _sent_token(response.request)
+            if status == 401 and challenge.dpop_error == "use_dpop_nonce" and not nonce_retried \
+                    and "DPoP" in response.request.headers and self._grant is not None and self._grant.dpop:
+                # RFC 9449 §9: the resource server wants its nonce in the proof; the token is fine.
+                nonce_retried = True
+                log.debug("The MCP server asks for a DPoP nonce; sending the request again with it")
+                response = _resend(response, self._headers(self._grant, response.request), kwargs)
+                if self.dpop:
+                    self._nonces.note(response.request.url or "", response.headers)
+                continue
             if status == 401 and not retried:
                 retried = True
             elif status == 403 and challenge.error == "insufficient_scope":
-                if step_ups >= self.max_step_ups:
-                    _discard(response)
-                    asked = " ".join(self._grant.scopes or ()) if self._grant is not None else ""
-                    raise AuthError(f"The MCP server still refuses with 403 insufficient_scope after {step_ups} "
-                                    f"authorization attempt(s) (scopes asked: {asked or 'none'}); giving up",
-                                    error="insufficient_scope")
-                step_ups += 1
+                self._check_step_up(response, challenge, sent, attempts)
             else:
                 return response
-            sent = _sent_token(response.request)
             try:
-                header = self._recover(status, challenge, sent, _abort_signal())
+                grant = self._recover(status, challenge, sent, _abort_signal())
             except BaseException:
                 _discard(response)
                 raise
-            response = _resend(response, header, kwargs)
+            # A step-up is one more authorization; a 401's new token only replaces a dead one.
+            attempts = attempts + 1 if status == 403 else max(attempts, 1)
+            response = _resend(response, self._headers(grant, response.request), kwargs)
+            if self.dpop:
+                self._nonces.note(response.request.url or "", response.headers)
+
+    def _headers(self, grant: Grant, request: requests.PreparedRequest) -> Dict[str, str]:
+        """The headers that present ``grant``'s token on ``request``: Authorization, and a fresh DPoP proof."""
+        headers = {"Authorization": grant.header()}
+        if grant.dpop and grant.dpop_key is not None:
+            url = request.url or ""
+            binding = Binding(grant.dpop_key, self._nonces)
+            headers["DPoP"] = binding.proof(request.method or "GET", url, access_token=grant.token.access_token)
+        return headers
+
+    def _check_step_up(self, response: requests.Response, challenge: Challenge, sent: Optional[str],
+                       attempts: int) -> None:
+        """Raise (closing ``response``) when a step-up for this 403 insufficient_scope cannot or may not help."""
+        current = self._grant
+        held = held_scopes(current) if current is not None and current.token.access_token == sent else None
+        wanted = challenge.scopes
+        if held is not None and wanted and set(wanted) <= held:
+            _discard(response)
+            raise AuthError(f"The MCP server refuses with 403 insufficient_scope, asking for the scopes "
+                            f"{' '.join(wanted)!r}, which the token it was sent already holds; authorizing again "
+                            "cannot gain anything, so mcpsync does not (the server needs a permission its scopes "
+                            "do not express: ask its operator)", error="insufficient_scope")
+        if attempts >= self.max_authorizations:
+            _discard(response)
+            asked = " ".join(current.scopes or ()) if current is not None else ""
+            raise AuthError(f"The MCP server still refuses with 403 insufficient_scope after {attempts} "
+                            f"authorization(s) for this request (scopes asked: {asked or 'none'}); giving up "
+                            f"(max_authorizations={self.max_authorizations})", error="insufficient_scope")
 
     # -- renewal and recovery (under the lock) ---------------------------------------------------
 
@@ -186,8 +199,8 @@ class BearerAuth(requests.auth.AuthBase):
             return None if grant.token.expired(_tokens.clock()) else grant
 
     def _recover(self, status: int, challenge: Challenge, sent: Optional[str],
-                 abort: Optional[threading.Event]) -> str:
-        """After a 401 or 403 for a request that carried ``sent``: the Authorization header to re-send with.
+                 abort: Optional[threading.Event]) -> Grant:
+        """After a 401 or 403 for a request that carried ``sent``: the grant to re-send with.
 
         Raises:
             AuthError: discovery, registration or authorization failed.
@@ -199,21 +212,23 @@ class BearerAuth(requests.auth.AuthBase):
             if current is not None and current.token.access_token != sent and not current.token.expired(now):
                 wanted = set(challenge.scopes or ())
                 if status == 401 or wanted <= set(current.scopes or ()):
-                    return current.header()  # another thread renewed it while this request was out
+                    return current  # another thread renewed it while this request was out
             if abort is not None and abort.is_set():  # it waited for the lock while its request was given up
                 raise AuthError("The authorization was abandoned: the request that needed it has ended",
                                 error="login_abandoned")
             with self._fetcher() as fetch:
-                discovery = self._discover(fetch, challenge)
+                # A token refused with 401 may be from an authorization server the resource no longer
+                # trusts (SEP-2352): read its metadata again rather than trust what was cached.
+                discovery = self._discover(fetch, challenge, fresh=status == 401 and sent is not None)
                 if status == 401:
                     grant = self._after_401(fetch, discovery, challenge, sent, abort)
                 else:
-                    scopes = _union(current.scopes if current is not None else None,
+                    scopes = union(current.scopes if current is not None else None,
                                     challenge.scopes or discovery.resource_scopes, self.scopes)
                     log.info("The MCP server needs more scopes; authorizing again with %s", " ".join(scopes))
                     grant = self._obtain(fetch, discovery, scopes or None, abort)
             self._keep(grant)
-            return grant.header()
+            return grant
 
     def _after_401(self, fetch: Fetcher, discovery: Discovery, challenge: Challenge, sent: Optional[str],
                    abort: Optional[threading.Event]) -> Grant:
@@ -229,7 +244,7 @@ class BearerAuth(requests.auth.AuthBase):
             refreshed = self._refresh(fetch, candidate)
             if refreshed is not None:
                 return refreshed
-        scopes = _union(challenge.scopes or discovery.resource_scopes, self.scopes)
+        scopes = union(challenge.scopes or discovery.resource_scopes, self.scopes)
         return self._obtain(fetch, discovery, scopes or None, abort)
 
     def _refresh(self, fetch: Fetcher, grant: Grant) -> Optional[Grant]:
@@ -250,13 +265,23 @@ class BearerAuth(requests.auth.AuthBase):
         """Renew without a person: refresh. (ClientCredentials also runs its grant again.)"""
         return self._refresh(fetch, grant) if grant.token.refresh_token else None
 
-    def _discover(self, fetch: Fetcher, challenge: Challenge) -> Discovery:
+    def _discover(self, fetch: Fetcher, challenge: Challenge, *, fresh: bool = False) -> Discovery:
+        """The discovery for ``challenge``: the cached one for the same metadata URL unless ``fresh``.
+
+        A fresh read that names another issuer means the authorization server
+        has changed: the callers then look up (or get) a client and tokens
+        under the new issuer, so nothing of the old server's is sent to it.
+        """
         cached = self._discovery
-        if cached is not None and challenge.resource_metadata in (None, cached.metadata_url):
+        if not fresh and cached is not None and challenge.resource_metadata in (None, cached.metadata_url):
             return cached
         assert self.server_url is not None
-        self._discovery = discover(fetch, self.server_url, challenge)
-        return self._discovery
+        discovery = discover(fetch, self.server_url, challenge)
+        if cached is not None and discovery.server.issuer != cached.server.issuer:
+            log.warning("The authorization server of %s changed from %s to %s; authorizing with the new one",
+                        self.server_url, cached.server.issuer, discovery.server.issuer)
+        self._discovery = discovery
+        return discovery
 
     def _obtain(self, fetch: Fetcher, discovery: Discovery, scopes: Optional[Tuple[str, ...]],
                 abort: Optional[threading.Event]) -> Grant:
@@ -268,7 +293,35 @@ class BearerAuth(requests.auth.AuthBase):
         return None
 
     def _endpoint(self, grant: Grant) -> TokenEndpoint:
-        return TokenEndpoint(grant.token_endpoint, grant.issuer, grant.client, self._signer())
+        """The token endpoint that renews ``grant`` (a DPoP-bound one with the key it is bound to)."""
+        binding = Binding(grant.dpop_key, self._nonces) if grant.dpop_key is not None else None
+        return TokenEndpoint(grant.token_endpoint, grant.issuer, grant.client, self._signer(), binding)
+
+    def _new_endpoint(self, server: AuthServer, client: ClientIdentity) -> TokenEndpoint:
+        """The token endpoint for a new grant from ``server``: with this object's DPoP key when ``dpop``.
+
+        Raises:
+            AuthError: (``unsupported_dpop_alg``) the server lists DPoP algorithms without ES256.
+        """
+        return TokenEndpoint(server.token_endpoint, server.issuer, client, self._signer(), self._binding(server))
+
+    def _binding(self, server: AuthServer) -> Optional[Binding]:
+        if not self.dpop:
+            return None
+        algs = server.dpop_algs
+        if algs is not None and _dpop.ALGORITHM not in algs:
+            raise AuthError(f"The authorization server {server.issuer} signs DPoP proofs only with "
+                            f"{', '.join(algs) or 'nothing'}; mcpsync's DPoP key is {_dpop.ALGORITHM}",
+                            error="unsupported_dpop_alg")
+        if self._dpop_key is None:
+            self._dpop_key = DPoPKey.generate()
+        return Binding(self._dpop_key, self._nonces)
+
+    def _bound(self, grant: Grant, endpoint: TokenEndpoint) -> Grant:
+        """``grant`` with the DPoP key its token endpoint used, when the token came back DPoP-bound."""
+        if endpoint.dpop is not None and grant.token.token_type == "DPoP":
+            return replace(grant, dpop_key=endpoint.dpop.key)
+        return replace(grant, dpop_key=None) if grant.token.token_type != "DPoP" else grant
 
     def _fetcher(self) -> Fetcher:
         return Fetcher(verify=self.verify, timeout=self.http_timeout)
@@ -302,7 +355,7 @@ class BearerAuth(requests.auth.AuthBase):
                 challenge = Challenge.from_header(header) if status == 401 else Challenge()
                 discovery = self._discover(fetch, challenge)
                 if force:
-                    grant = self._obtain(fetch, discovery, _union(challenge.scopes or discovery.resource_scopes,
+                    grant = self._obtain(fetch, discovery, union(challenge.scopes or discovery.resource_scopes,
                                                                   self.scopes) or None, None)
                 else:
                     grant = self._after_401(fetch, discovery, challenge, None, None)
@@ -353,7 +406,11 @@ class BearerAuth(requests.auth.AuthBase):
         if grant is None or grant.issuer != issuer:
             return None
         client = self._accept_client(grant.client)
-        return replace(grant, client=client) if client is not None else None
+        if client is None:
+            return None
+        if grant.dpop_key is not None and self._dpop_key is None and self.dpop:
+            self._dpop_key = grant.dpop_key  # keep proving with the key the stored tokens are bound to
+        return replace(grant, client=client)
 
     def _accept_client(self, client: ClientIdentity) -> Optional[ClientIdentity]:
         """Subclass: the stored client if it is still who we are (with our secret), else None."""
@@ -382,6 +439,8 @@ def _sent_token(request: requests.PreparedRequest) -> Optional[str]:
     value = request.headers.get("Authorization") if request is not None else None
     if isinstance(value, str) and value[:7].lower() == "bearer ":
         return value[7:]
+    if isinstance(value, str) and value[:5].lower() == "dpop ":
+        return value[5:]
     return None
 
 
@@ -394,11 +453,13 @@ def _discard(response: requests.Response) -> None:
     response.close()
 
 
-def _resend(response: requests.Response, header: str, kwargs: Mapping[str, Any]) -> requests.Response:
-    """Send ``response``'s request again with ``header``, as requests' digest auth does."""
+def _resend(response: requests.Response, headers: Mapping[str, str], kwargs: Mapping[str, Any]) -> requests.Response:
+    """Send ``response``'s request again with ``headers`` (Authorization, DPoP), as requests' digest auth does."""
     _discard(response)
     prepared = response.request.copy()
-    prepared.headers["Authorization"] = header
+    if "DPoP" not in headers:
+        prepared.headers.pop("DPoP", None)  # a proof never outlives the token it was made for
+    prepared.headers.update(headers)
     adapter: Any = response.connection
     fresh: requests.Response = adapter.send(prepared, **kwargs)
     fresh.history.append(response)

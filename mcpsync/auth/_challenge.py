@@ -25,26 +25,33 @@ class Challenge:
         scopes: the ``scope`` parameter split on spaces, or None when absent.
         resource_metadata: the protected resource metadata URL (RFC 9728 §5.1), or None.
         error_description: the server's human-readable text, or None.
+        dpop_error: the ``error`` of a ``DPoP`` challenge (``use_dpop_nonce``,
+            ``invalid_dpop_proof``, ...), or None. The fields above come from the
+            ``Bearer`` challenge, else from the ``DPoP`` one.
     """
 
     error: Optional[str] = None
     scopes: Optional[Tuple[str, ...]] = None
     resource_metadata: Optional[str] = None
     error_description: Optional[str] = None
+    dpop_error: Optional[str] = None
 
     @classmethod
     def from_header(cls, value: Optional[str]) -> "Challenge":
-        """The Bearer challenge in a ``WWW-Authenticate`` value (an empty Challenge if there is none)."""
-        for scheme, params in parse_challenges(value or ""):
-            if scheme == "bearer":
-                scope = params.get("scope")
-                return cls(
-                    error=params.get("error") or None,
-                    scopes=tuple(scope.split()) if scope is not None else None,
-                    resource_metadata=params.get("resource_metadata") or None,
-                    error_description=params.get("error_description") or None,
-                )
-        return cls()
+        """The Bearer (else DPoP) challenge in a ``WWW-Authenticate`` value (empty if there is none)."""
+        found = {scheme: params for scheme, params in reversed(parse_challenges(value or ""))
+                 if scheme in ("bearer", "dpop")}  # reversed: the first challenge of a scheme wins
+        params = found.get("bearer", found.get("dpop"))
+        if params is None:
+            return cls()
+        scope = params.get("scope")
+        return cls(
+            error=params.get("error") or None,
+            scopes=tuple(scope.split()) if scope is not None else None,
+            resource_metadata=params.get("resource_metadata") or None,
+            error_description=params.get("error_description") or None,
+            dpop_error=found.get("dpop", {}).get("error") or None,
+        )
 
 
 def parse_challenges(value: str) -> List[Tuple[str, Dict[str, str]]]:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 from typing import Any, Optional, Sequence, Tuple
 
 from ..exceptions import AuthError
 from . import _jwt
-from ._bearer import BearerAuth, Grant
+from ._bearer import BearerAuth, Grant, max_authorizations_from
 from ._discovery import AuthServer, Discovery
 from ._fetch import Fetcher
-from ._grants import Signer, TokenEndpoint
+from ._grants import Signer
 from ._registration import ClientIdentity, choose_auth_method
 from ._tokens import MemoryTokenStore, TokenStore
 
@@ -47,13 +48,14 @@ class ClientCredentials(BearerAuth):
         server_url: the MCP server; by default, the first URL this auth is used for.
         scopes: scopes to ask for (with any the server's challenge names).
         store: where tokens are kept (default: memory; a new token is one request away).
-        verify, timeout, max_step_ups: as for :class:`~mcpsync.OAuth`.
+        verify, timeout, max_authorizations, max_step_ups, dpop: as for :class:`~mcpsync.OAuth`.
 
     Thread safety: as :class:`~mcpsync.OAuth`.
 
     Raises:
         ValueError: neither or both of ``client_secret`` and ``private_key``.
-        AuthError: (``missing_dependency``) a private key without PyJWT installed.
+        AuthError: (``missing_dependency``) a private key without PyJWT installed, or ``dpop``
+            without cryptography.
     """
 
     def __init__(
@@ -69,14 +71,16 @@ class ClientCredentials(BearerAuth):
         store: Optional[TokenStore] = None,
         verify: Any = True,
         timeout: float = 30.0,
-        max_step_ups: int = 3,
+        max_authorizations: int = 3,
+        max_step_ups: Optional[int] = None,
+        dpop: bool = False,
     ) -> None:
         if (client_secret is None) == (private_key is None):
             raise ValueError("Give exactly one of client_secret and private_key")
         if private_key is not None:
             _jwt.require()
         super().__init__(server_url, store=store if store is not None else MemoryTokenStore(), scopes=scopes,
-                         verify=verify, http_timeout=timeout, max_step_ups=max_step_ups)
+                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop)
         self.client_id = client_id
         self._secret = client_secret
         self._private_key = private_key
@@ -110,19 +114,21 @@ class ClientCredentials(BearerAuth):
                 abort: Optional[threading.Event]) -> Grant:
         server = discovery.server
         client = self._client(server)
-        endpoint = TokenEndpoint(server.token_endpoint, server.issuer, client, self._signer())
+        endpoint = self._new_endpoint(server, client)
         token = endpoint.client_credentials(fetch, scope=" ".join(scopes) if scopes else None,
                                             resource=discovery.resource)
         log.info("Got a token from %s with the client credentials grant", server.issuer)
-        return Grant(server.issuer, discovery.resource, server.token_endpoint, client, token, scopes)
+        return self._bound(Grant(server.issuer, discovery.resource, server.token_endpoint, client, token, scopes),
+                           endpoint)
 
     def _renew(self, fetch: Fetcher, grant: Grant) -> Optional[Grant]:
         renewed = super()._renew(fetch, grant)
         if renewed is not None:
             return renewed
-        token = self._endpoint(grant).client_credentials(
+        endpoint = self._endpoint(grant)
+        token = endpoint.client_credentials(
             fetch, scope=" ".join(grant.scopes) if grant.scopes else None, resource=grant.resource)
-        return Grant(grant.issuer, grant.resource, grant.token_endpoint, grant.client, token, grant.scopes)
+        return self._bound(replace(grant, token=token), endpoint)
 
     def _accept_client(self, client: ClientIdentity) -> Optional[ClientIdentity]:
         if client.source != "static" or client.client_id != self.client_id \

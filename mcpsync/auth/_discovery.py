@@ -53,6 +53,7 @@ class AuthServer:
     cimd_supported: bool = False
     iss_parameter_supported: bool = False
     from_metadata: bool = True
+    dpop_algs: Optional[Tuple[str, ...]] = None  # dpop_signing_alg_values_supported (RFC 9449 §5.1)
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any], issuer: str) -> "AuthServer":
@@ -77,6 +78,7 @@ class AuthServer:
             auth_methods=_strings(document.get("token_endpoint_auth_methods_supported")),
             cimd_supported=document.get("client_id_metadata_document_supported") is True,
             iss_parameter_supported=document.get("authorization_response_iss_parameter_supported") is True,
+            dpop_algs=_strings(document.get("dpop_signing_alg_values_supported")),
         )
 
     @classmethod

@@ -70,6 +70,11 @@ class Fetcher:
         """POST ``form`` as ``application/x-www-form-urlencoded`` (token requests). Raises like :meth:`get_json`."""
         return self._send("POST", url, {"Accept": "application/json", **(headers or {})}, data=dict(form))
 
+    def post_form_with_headers(self, url: str, form: Mapping[str, str],
+                               headers: Optional[Mapping[str, str]] = None) -> Tuple[int, Any, Mapping[str, str]]:
+        """As :meth:`post_form`, with the response's headers too (DPoP nonces). Raises like :meth:`get_json`."""
+        return self._exchange("POST", url, {"Accept": "application/json", **(headers or {})}, data=dict(form))
+
     def post_json(self, url: str, body: Mapping[str, Any]) -> Reply:
         """POST ``body`` as JSON (client registration). Raises like :meth:`get_json`."""
         return self._send("POST", url, {"Accept": "application/json", "Content-Type": "application/json"},
@@ -88,6 +93,11 @@ class Fetcher:
             response.close()
 
     def _send(self, method: str, url: str, headers: Dict[str, str], data: Any = None) -> Reply:
+        status, document, _ = self._exchange(method, url, headers, data)
+        return status, document
+
+    def _exchange(self, method: str, url: str, headers: Dict[str, str],
+                  data: Any = None) -> Tuple[int, Any, Mapping[str, str]]:
         response = self._request(method, url, headers, data)
         try:
             body = read_body(response, BODY_LIMIT, f"The answer from {display_url(url)}")
@@ -102,7 +112,7 @@ class Fetcher:
         except ValueError:
             document = None
         log.debug("%s %s answered %d", method, display_url(url), response.status_code)
-        return response.status_code, document
+        return response.status_code, document, response.headers  # case-insensitive
 
     def _request(self, method: str, url: str, headers: Dict[str, str], data: Any = None) -> "requests.Response":
         try:

@@ -9,12 +9,11 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from ..exceptions import AuthError
-from ._bearer import BearerAuth, Grant
+from ._bearer import BearerAuth, Grant, max_authorizations_from
 from ._discovery import AuthServer, Discovery
 from ._errors import redact
 from ._fetch import Fetcher
 from ._flow import LoginHandler, parse_redirect, person_for
-from ._grants import TokenEndpoint
 from ._pkce import challenge_s256, new_state, new_verifier
 from ._registration import ClientIdentity, choose_auth_method, register
 from ._tokens import FileTokenStore, TokenStore, client_key
@@ -63,7 +62,15 @@ class OAuth(BearerAuth):
             :class:`~mcpsync.FileTokenStore` in the user's config directory).
         verify: TLS verification for the authorization server (as in ``requests``).
         timeout: seconds for each request to the authorization server.
-        max_step_ups: step-up authorizations tried per request before giving up.
+        max_authorizations: authorizations one request may see in all, the one behind
+            the token it carried included (so ``3`` is the first and two step-ups); a
+            ``403 insufficient_scope`` for scopes already held is never retried.
+        max_step_ups: deprecated; ``max_step_ups=n`` means ``max_authorizations=n+1``.
+        dpop: bind tokens to a proof-of-possession key (DPoP, RFC 9449): an ES256
+            key made on first use and kept with the tokens in the store; every token
+            request and every request to the MCP server then carries a fresh proof,
+            and the token is sent as ``Authorization: DPoP``. Needs
+            ``pip install 'mcpsync[oauth-jwt]'`` (``cryptography``).
 
     Thread safety: share one OAuth between any threads and connections to its
     server; logins and refreshes are serialised by a lock. A login blocks the
@@ -92,7 +99,9 @@ class OAuth(BearerAuth):
         store: Optional[TokenStore] = None,
         verify: Any = True,
         timeout: float = 30.0,
-        max_step_ups: int = 3,
+        max_authorizations: int = 3,
+        max_step_ups: Optional[int] = None,
+        dpop: bool = False,
     ) -> None:
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
@@ -105,7 +114,7 @@ class OAuth(BearerAuth):
         if redirect_uri is not None:
             check_url(redirect_uri, "redirect URI")
         super().__init__(server_url, store=store if store is not None else FileTokenStore(), scopes=scopes,
-                         verify=verify, http_timeout=timeout, max_step_ups=max_step_ups)
+                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop)
         self.client_id = client_id
         self.client_secret = client_secret
         self.client_metadata_url = client_metadata_url
@@ -150,6 +159,7 @@ class OAuth(BearerAuth):
         registered = self._registered_client(server)
         preferred = registered.redirect_uris[0] if registered is not None and registered.redirect_uris else None
         verifier, state = new_verifier(), new_state()
+        binding = self._binding(server)  # checked before anyone is asked to log in
         with person_for(self._login, open_browser=self._open_browser, redirect_uri=self.redirect_uri,
                         preferred=preferred) as person:
             client = self._identify(fetch, server, person.redirect_uri, scope, registered)
@@ -157,13 +167,14 @@ class OAuth(BearerAuth):
                 "response_type": "code", "client_id": client.client_id, "redirect_uri": person.redirect_uri,
                 "scope": scope, "state": state, "code_challenge": challenge_s256(verifier),
                 "code_challenge_method": "S256", "resource": discovery.resource,
+                "dpop_jkt": binding.key.thumbprint() if binding is not None else None,  # RFC 9449 §10
             })
             log.info("Authorization needed for %s: asking for a login with %s (scopes: %s)",
                      discovery.resource, server.issuer, scope or "the server's default")
             answer = person.authorize(url, state, time.monotonic() + self.login_timeout, abort)
             redirect_uri = person.redirect_uri
         code = _code_from(parse_redirect(answer), state, server)
-        endpoint = TokenEndpoint(server.token_endpoint, server.issuer, client)
+        endpoint = self._new_endpoint(server, client)
         try:
             token = endpoint.authorization_code(fetch, code=code, verifier=verifier, redirect_uri=redirect_uri,
                                                 resource=discovery.resource)
@@ -172,7 +183,8 @@ class OAuth(BearerAuth):
                 self._store_call("delete", client_key(server.issuer))  # register afresh next time
             raise
         log.info("Logged in with %s (granted scopes: %s)", server.issuer, token.scope or scope or "unspecified")
-        return Grant(server.issuer, discovery.resource, server.token_endpoint, client, token, tuple(asked) or None)
+        return self._bound(Grant(server.issuer, discovery.resource, server.token_endpoint, client, token,
+                                 tuple(asked) or None), endpoint)
 
     def _registered_client(self, server: AuthServer) -> Optional[ClientIdentity]:
         """The client registered dynamically with ``server`` before, when dynamic registration is the way."""

@@ -71,6 +71,7 @@ class Token:
         refresh_token: the refresh token, if one was issued.
         scope: the granted scopes (space-separated), if the server said.
         lifetime: the ``expires_in`` it was issued with, in seconds.
+        token_type: ``"Bearer"``, or ``"DPoP"`` for a token bound to a DPoP key.
     """
 
     access_token: str = field(repr=False)
@@ -78,11 +79,13 @@ class Token:
     refresh_token: Optional[str] = field(default=None, repr=False)
     scope: Optional[str] = None
     lifetime: Optional[float] = None
+    token_type: str = "Bearer"
 
     def __repr__(self) -> str:
         expiry = "no expiry" if self.expires_at is None else f"expires_at={self.expires_at:.0f}"
         refresh = ", refreshable" if self.refresh_token else ""
-        return f"<Token [redacted] {expiry}{refresh} scope={self.scope!r}>"
+        kind = "" if self.token_type == "Bearer" else f" {self.token_type}"
+        return f"<Token{kind} [redacted] {expiry}{refresh} scope={self.scope!r}>"
 
     def expiring(self, now: float) -> bool:
         """Whether it is time to renew: within a minute of expiry (or the last tenth of its lifetime)."""
@@ -97,7 +100,7 @@ class Token:
 
     @classmethod
     def from_response(cls, document: Mapping[str, Any], now: Optional[float] = None,
-                      previous_refresh: Optional[str] = None) -> "Token":
+                      previous_refresh: Optional[str] = None, token_type: str = "Bearer") -> "Token":
         """A token from a token endpoint's JSON answer (already checked to hold ``access_token``).
 
         A refresh answer without a new ``refresh_token`` keeps ``previous_refresh``.
@@ -109,12 +112,13 @@ class Token:
         return cls(access_token=str(document["access_token"]),
                    expires_at=None if lifetime is None else now + lifetime,
                    refresh_token=refresh if isinstance(refresh, str) and refresh else previous_refresh,
-                   scope=scope if isinstance(scope, str) else None, lifetime=lifetime)
+                   scope=scope if isinstance(scope, str) else None, lifetime=lifetime, token_type=token_type)
 
     def to_dict(self) -> Dict[str, Any]:
         """The stored form."""
         return {"access_token": self.access_token, "expires_at": self.expires_at,
-                "refresh_token": self.refresh_token, "scope": self.scope, "lifetime": self.lifetime}
+                "refresh_token": self.refresh_token, "scope": self.scope, "lifetime": self.lifetime,
+                "token_type": self.token_type}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Optional["Token"]:
@@ -124,11 +128,12 @@ class Token:
             return None
         expires_at, lifetime = data.get("expires_at"), data.get("lifetime")
         refresh, scope = data.get("refresh_token"), data.get("scope")
+        kind = "DPoP" if data.get("token_type") == "DPoP" else "Bearer"
         return cls(access_token=access,
                    expires_at=float(expires_at) if isinstance(expires_at, (int, float)) else None,
                    refresh_token=refresh if isinstance(refresh, str) and refresh else None,
                    scope=scope if isinstance(scope, str) else None,
-                   lifetime=float(lifetime) if isinstance(lifetime, (int, float)) else None)
+                   lifetime=float(lifetime) if isinstance(lifetime, (int, float)) else None, token_type=kind)
 
 
 def _seconds(value: Any) -> Optional[float]:
