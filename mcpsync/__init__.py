@@ -83,7 +83,8 @@ from .types import (
 )
 
 if _TYPE_CHECKING:
-    from .auth import ClientCredentials, FileTokenStore, MemoryTokenStore, OAuth, TokenStore
+    from .auth import (ClientCredentials, EnterpriseAuth, FileTokenStore, MemoryTokenStore, OAuth, TokenStore,
+                       WorkloadIdentity)
     from .config import ServerConfig
     from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
 
@@ -91,10 +92,12 @@ if _TYPE_CHECKING:
 # (auth subclasses ``requests.auth.AuthBase``, so it imports requests).
 _LAZY = {
     "ClientCredentials": "auth",
+    "EnterpriseAuth": "auth",
     "FileTokenStore": "auth",
     "MemoryTokenStore": "auth",
     "OAuth": "auth",
     "TokenStore": "auth",
+    "WorkloadIdentity": "auth",
     "ManagedTool": "manager",
     "Manager": "manager",
     "ReconnectPolicy": "manager",
@@ -132,6 +135,7 @@ __all__ = [
     "ElicitParams",
     "ElicitResult",
     "EmbeddedResource",
+    "EnterpriseAuth",
     "FileTokenStore",
     "GetPromptResult",
     "HTTPStatusError",
@@ -187,6 +191,7 @@ __all__ = [
     "UnknownServerError",
     "UnknownToolError",
     "UnsupportedProtocolVersion",
+    "WorkloadIdentity",
     "__version__",
     "call_mcp",
     "connect",

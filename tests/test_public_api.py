@@ -34,6 +34,8 @@ def test_all_is_pinned():
         "CreateMessageParams", "CreateMessageResult", "ElicitParams", "ElicitResult", "LogMessage",
         "MissingClientCapability", "ResourceNotFound", "SamplingRejected", "Subscription", "Task", "TaskInfo",
         "URLElicitationRequired",
+        # workload identity and enterprise-managed authorization (issue 14)
+        "EnterpriseAuth", "WorkloadIdentity",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"
