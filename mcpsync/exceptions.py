@@ -149,16 +149,17 @@ class UnsupportedProtocolVersion(ProtocolError):
         supported: the versions this client speaks.
     """
 
-    def __init__(self, offered: str, supported: Sequence[str]) -> None:
-        super().__init__(
+    def __init__(self, offered: str, supported: Sequence[str], message: Optional[str] = None) -> None:
+        super().__init__(message or (
             f"Server offered protocol version {offered!r}; "
             f"this client supports {', '.join(supported)}"
-        )
+        ))
         self.offered = offered
         self.supported = list(supported)
+        self._message = message
 
     def __reduce__(self) -> Any:
-        return (UnsupportedProtocolVersion, (self.offered, self.supported))
+        return (UnsupportedProtocolVersion, (self.offered, self.supported, self._message))
 
 
 class RequestTimeout(MCPSyncError, TimeoutError):

@@ -344,6 +344,45 @@ def test_a_modern_list_is_served_from_the_cache_only_while_its_ttl_lasts(ttl, li
         assert len([m for m in peer.log if m.get("method") == "tools/list"]) == lists + 1
 
 
+
+def refusing_peer(refusals: int) -> ScriptedPeer:
+    """A modern server that refuses its first ``refusals`` server/discover requests with -32022, though
+    it lists the very version asked for (what the conformance suite's request-metadata server does)."""
+    refused: List[Dict[str, Any]] = []
+
+    def discover(peer: ScriptedPeer, message: Dict[str, Any]) -> None:
+        if len(refused) < refusals:
+            refused.append(message)
+            asked = message["params"]["_meta"][META_VERSION]
+            peer.error(message, -32022, "Unsupported protocol version", {"supported": [MODERN], "requested": asked})
+            return
+        peer.result(message, {"supportedVersions": [MODERN], "capabilities": {"tools": {}}})
+
+    return ScriptedPeer({"server/discover": discover})
+
+
+def test_a_refused_discover_is_retried_once_at_a_version_both_speak():
+    with refusing_peer(1) as peer, mcpsync.Client(peer.transport, protocol="modern") as client:
+        assert client.protocol_version == MODERN
+        assert len([m for m in peer.log if m.get("method") == "server/discover"]) == 2
+
+
+def test_a_refused_probe_is_retried_once_at_a_version_both_speak_not_taken_for_legacy():
+    with mcpsync.connect(scripted("modern-refuse-once"), timeout=10) as client:
+        assert client.protocol_version == MODERN
+        until(lambda: len([r for r in received(client) if r.startswith("server/discover")]) == 2)
+        assert not [r for r in received(client) if r.startswith("initialize")]
+
+
+def test_a_server_refusing_a_version_it_lists_twice_is_called_inconsistent_not_retried_forever():
+    with refusing_peer(5) as peer:
+        with pytest.raises(UnsupportedProtocolVersion) as raised:
+            mcpsync.Client(peer.transport, protocol="modern").connect(timeout=10)
+        assert len([m for m in peer.log if m.get("method") == "server/discover"]) == 2
+    text = str(raised.value)
+    assert "refused protocol version '2026-07-28' twice" in text and "inconsistent" in text
+    assert "this client supports 2026-07-28" not in text  # the old self-contradicting wording
+
 def test_private_cache_entries_stay_with_their_credential():
     cache = ListCache()
     cache.store_pages("tools", ["a"], [(60_000, "private")], cache.generation, credential="alice")

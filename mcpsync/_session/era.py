@@ -193,13 +193,28 @@ class Negotiation:
 
     # -- forced modern -----------------------------------------------------------------------------
 
-    def _modern(self, version: str, timeout: Optional[float]) -> None:
+    def _modern(self, version: str, timeout: Optional[float], retried: bool = False) -> None:
+        """``server/discover`` at ``version``; a ``-32022`` refusal is retried once at a version both speak."""
         try:
             result = self._discover(version, timeout)
         except MCPError as exc:
-            if exc.code == UNSUPPORTED_VERSION and supported_versions(exc):
-                raise UnsupportedProtocolVersion(", ".join(supported_versions(exc)), MODERN_VERSIONS) from exc
-            raise
+            supported = supported_versions(exc)
+            if exc.code != UNSUPPORTED_VERSION or not supported:
+                raise
+            common = best_common(supported, MODERN_VERSIONS)
+            if common is not None and not retried:
+                # The server names what it speaks: retry once at the best version we share, even
+                # the one just refused (a server may refuse a first request it could serve).
+                log.info("server/discover at %s was refused with -32022 (supported: %s); retrying at %s",
+                         version, ", ".join(supported), common)
+                self._modern(common, timeout, retried=True)
+                return
+            offered = ", ".join(supported)
+            message = None
+            if common is not None:
+                message = (f"The server refused protocol version {version!r} twice, although it lists "
+                           f"{offered} as supported: the server's version negotiation is inconsistent")
+            raise UnsupportedProtocolVersion(offered, MODERN_VERSIONS, message) from exc
         self._adopt_result(version, result)
 
     def _adopt_result(self, asked: str, result: JSONObject) -> None:
@@ -295,8 +310,9 @@ class Negotiation:
             raise error from exc
         supported = supported_versions(error)
         version = best_common(supported, MODERN_VERSIONS)
-        if version is not None and version != LATEST_MODERN_VERSION:
-            self._modern(version, timeout)
+        if version is not None:
+            # Retry once at the best version both speak, even the one the probe asked for.
+            self._modern(version, timeout, retried=True)
             cache.remember(self._key, MODERN)
         elif best_common(supported, LEGACY_VERSIONS) is not None:
             self._legacy(timeout)

@@ -53,9 +53,6 @@ EXPECTED_FAILURES: Dict[Tuple[str, str], str] = {
     ("0.1.16", "auth/2025-03-26-oauth-metadata-backcompat"):
         "harness defect in 0.1.16: its mock serves authorization server metadata whose issuer does not match "
         "the URL it was fetched from, so an issuer-validating client must refuse it (fixed in 0.2)",
-    ("0.2.0-alpha.12", "request-metadata"):
-        "SEP-2575: a server/discover refused with -32022 and a supported list is not retried with a mutually "
-        "supported version (session layer, issue 14)",
 }
 
 VERSIONS = list(SCENARIOS)

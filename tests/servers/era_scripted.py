@@ -26,6 +26,8 @@ Modern modes (no initialize; server/discover -> supportedVersions [2026-07-28], 
                     resources/read of missing://x -> -32602;
                     subscriptions/listen -> acknowledged, then a resources/updated for a
                     sub-resource (<uri>/child) of the first subscribed uri, then open until cancelled
+  modern-refuse-once  as modern, but the first server/discover is refused with -32022 although its
+                    supported list names the very version asked for (2026-07-28)
 """
 
 from __future__ import annotations
@@ -115,8 +117,9 @@ class Legacy:
 
 
 class Modern:
-    def __init__(self) -> None:
+    def __init__(self, refusals: int = 0) -> None:
         self.listens: Dict[Any, threading.Event] = {}
+        self.refusals = refusals
 
     def handle(self, method: str, rid: Any, params: Json) -> None:
         meta = params.get("_meta") or {}
@@ -125,6 +128,9 @@ class Modern:
                          {"supported": [MODERN], "requested": params.get("protocolVersion")})
         if meta.get(VERSION_KEY) != MODERN:
             return error(rid, -32602, "params._meta is missing the protocol version")
+        if method == "server/discover" and self.refusals > 0:
+            self.refusals -= 1
+            return error(rid, -32022, "Unsupported protocol version", {"supported": [MODERN], "requested": MODERN})
         if method == "server/discover":
             return result(rid, {"resultType": "complete", "supportedVersions": [MODERN], "ttlMs": 0,
                                 "cacheScope": "public", "instructions": "scripted",
@@ -200,7 +206,8 @@ class Modern:
 
 def main() -> None:
     mode = sys.argv[1]
-    server: Any = Modern() if mode == "modern" else Legacy(mode)
+    server: Any = Modern() if mode == "modern" else Modern(refusals=1) if mode == "modern-refuse-once" \
+        else Legacy(mode)
     for line in sys.stdin:
         if not line.strip():
             continue
