@@ -249,6 +249,14 @@ def test_an_http_400_with_an_empty_body_means_legacy(era_http):
     assert server.calls("tools/call")[0].headers["mcp-protocol-version"] == "2025-11-25"
 
 
+
+def test_an_empty_success_to_the_http_probe_is_a_legacy_server_not_an_error(era_http):
+    server = era_http("empty-ok")
+    with mcpsync.connect(server.url()) as client:
+        assert client.protocol_version == "2025-11-25"
+        assert client.call_tool("echo", {"text": "legacy"}).text == "legacy"
+    assert [call.rpc_method for call in server.calls()[:2]] == ["server/discover", "initialize"]
+
 def test_modern_http_requests_carry_the_metadata_headers_and_drop_invalid_tools(era_http, logs):
     server = era_http("modern")
     with mcpsync.connect(server.url()) as client:

@@ -272,9 +272,9 @@ class Negotiation:
             self._legacy(timeout)
             return
         if not is_discover_result(result):
-            if http:
-                raise ProtocolError("server/discover returned something that is not a DiscoverResult")
-            log.debug("The server/discover probe got no DiscoverResult: a legacy server")
+            # A server that answers a method it does not know with an empty success (some legacy
+            # servers do, over HTTP too) is not describing itself: it gets the legacy handshake.
+            log.debug("The server/discover probe got no DiscoverResult (%.80r): a legacy server", result)
             self._legacy(timeout)
             return
         self._modern_after_probe(result, timeout)

@@ -123,8 +123,9 @@ def main(argv: Any) -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     options: Dict[str, Any] = {"elicitation_handler": answer_elicitation, "timeout": 20.0}
-    # The era the scenario tests: the harness names the version (0.2+); 0.1.x has only stateful-era scenarios.
-    options["protocol"] = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "legacy"
+    # The era the scenario tests: the harness names the version (0.2+); 0.1.x names none, so the client
+    # finds the era itself, as an application would.
+    options["protocol"] = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "auto"
     auth = auth_for(scenario, context)
     if auth is not None:
         options["auth"] = auth

@@ -19,6 +19,8 @@ Modes
                 acknowledged, send one resources/updated, and stay open until the client closes them
               an unknown method gets 404 -32601; GET and DELETE get 405
   modern-404  like modern, but server/discover is unknown (404 -32601)
+  empty-ok    a legacy server that answers any method it does not know, server/discover included,
+              with an empty success ``{}``; otherwise as empty-400
 """
 
 from __future__ import annotations
@@ -171,9 +173,11 @@ class _Handler(BaseHTTPRequestHandler):
         modern_header = headers.get("mcp-protocol-version") == MODERN
         if owner.mode == "empty-400":
             return self.send(400) if modern_header else self.legacy(body)
+        if owner.mode == "empty-ok":
+            return self.legacy(body, unknown_ok=True)
         return self.modern(body, headers)
 
-    def legacy(self, body: Json) -> None:
+    def legacy(self, body: Json, unknown_ok: bool = False) -> None:
         rid, method = body["id"], body["method"]
         if method == "initialize":
             result: Json = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
@@ -182,6 +186,8 @@ class _Handler(BaseHTTPRequestHandler):
             result = {"tools": TOOLS[:1]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": (body["params"].get("arguments") or {}).get("text")}]}
+        elif unknown_ok:
+            result = {}
         else:
             return self.send(200, {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
         self.send(200, {"jsonrpc": "2.0", "id": rid, "result": result})
