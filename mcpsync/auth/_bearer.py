@@ -132,6 +132,8 @@ class BearerAuth(requests.auth.AuthBase):
         """The response hook: recover from 401 and 403 insufficient_scope, then re-send."""
         if response.status_code not in (401, 403):
             return response
+        if not same_origin(response.url or "", self.server_url or ""):
+            return response  # a redirect carried the hook to another origin: that origin gets no token
         if response.request.method == "DELETE":
             return response  # ending a session never starts a login; the session ends anyway
         step_ups = 0

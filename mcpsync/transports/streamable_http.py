@@ -241,6 +241,8 @@ class StreamableHTTPTransport(HTTPTransportBase):
         The error (with ``http_status`` set) fails only this request; a body
         that holds no error for it raises the usual HTTPStatusError.
         """
+        if 300 <= response.status_code < 400:
+            raise status_error(response)  # a redirect that was not followed: its body means nothing here
         try:
             raw = read_body(response, 64 * 1024, "error body")
         except Exception:  # the status alone is the error
