@@ -178,3 +178,46 @@ def test_tls_verification_cannot_be_turned_off_by_a_falsy_value(value: Any) -> N
         mcpsync.StreamableHTTPTransport("https://example.com/mcp", verify=value)
     with pytest.raises(ValueError):
         _http.new_session(url="https://example.com/mcp", verify=value)
+
+
+# -- the legacy endpoint cannot point elsewhere ----------------------------------------------------
+
+@pytest.fixture
+def servers() -> Iterator[Any]:
+    """A factory of the misbehaving stdlib HTTP servers (tests/servers/http_misbehaving.py), stopped after."""
+    from ..http_fixtures import misbehaving
+
+    started: List[Any] = []
+
+    def make(**options: Any) -> Any:
+        server = misbehaving(**options).start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+@pytest.mark.parametrize("endpoint", [
+    "http://localhost:{other}\\@127.0.0.1:{port}/messages?sid=1",  # urllib3 ends the authority at the backslash
+    "http://127.0.0.1:{port}\\@localhost:{other}/messages?sid=1",
+    "http://x@127.0.0.1:{port}/messages?sid=1",  # userinfo, even on the right origin
+    "/messages\\@localhost:{other}/?sid=1",
+    "http://127.0.0.1:{port}/messages?sid=1\n",  # only a trailing line end is stripped, not refused
+])
+def test_a_legacy_endpoint_that_parsers_read_differently_is_refused(servers: Any, endpoint: str) -> None:
+    collector = servers(legacy=True)
+    server = servers(legacy=True)
+    server.endpoint = endpoint.format(port=server.port, other=collector.port)
+    transport = mcpsync.SSETransport(server.url("/sse"), token="tok-SECRET", headers={"X-Api-Key": "key-SECRET"},
+                                     endpoint_timeout=5, timeout=10)
+    if endpoint.endswith("\n"):  # the control case: an honest absolute endpoint still works
+        server.endpoint = endpoint.strip().format(port=server.port)
+        with mcpsync.Client(transport) as client:
+            client.ping()
+        assert collector.records == []
+        return
+    with pytest.raises(ConnectError, match="Refusing the endpoint"):
+        mcpsync.Client(transport).connect()
+    assert collector.records == [] and not [r for r in server.records if r.method == "POST"]
