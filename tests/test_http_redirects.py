@@ -81,6 +81,23 @@ def test_a_same_origin_redirect_is_still_followed(mis):
     assert moved and all(r.headers["x-api-key"] == API_KEY for r in moved)
 
 
+def test_a_same_origin_redirect_with_a_huge_body_is_not_read_whole(mis):
+    server = mis(redirect_body="endless")
+    server.redirect_to = server.url("/moved")
+    with pytest.raises(HTTPStatusError) as info:
+        mcpsync.Client(StreamableHTTPTransport(server.url(), timeout=3)).connect()
+    assert info.value.status_code == 307 and not isinstance(info.value, CrossOriginRedirect)
+    assert str(info.value).startswith(f"A redirect to {server.url('/moved')} was not followed")
+    assert not [r for r in server.records if r.path == "/moved"]
+
+
+def test_a_same_origin_redirect_with_a_small_body_is_followed(mis):
+    server = mis(redirect_body=b"moved: see /moved" * 100)
+    server.redirect_to = server.url("/moved")
+    with mcpsync.Client(StreamableHTTPTransport(server.url(), timeout=20)) as client:
+        client.ping()
+
+
 def test_the_get_listener_and_the_delete_redirected_away_reach_nothing(mis):
     collector = mis()
     server = mis(session=True, get="stream", redirect_to=collector.url(), redirect_methods=("GET", "DELETE"))

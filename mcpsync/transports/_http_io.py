@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Type
 from ..exceptions import (
     ConnectError, CrossOriginRedirect, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportError,
 )
-from ._http_session import redirect_url
+from ._http_session import REDIRECT_BODY_LIMIT, redirect_url
 from ._urls import display_url, origin_text, strictly_same_origin
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,10 +80,14 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
     ``raw`` is the body when the caller has already read it. A redirect to another
     origin (which the session does not follow) is a :class:`CrossOriginRedirect`.
     """
-    if 300 <= response.status_code < 400:
+    if 300 <= response.status_code < 400 and response.headers.get("Location"):
         redirect = _cross_origin_redirect(response)
         if redirect is not None:
             return redirect
+        prefix = (f"{prefix}A redirect to {display_url(redirect_url(response.url or '', response.headers['Location']))}"
+                  f" was not followed (a redirect's body may be at most {REDIRECT_BODY_LIMIT} bytes, and only "
+                  "301, 302, 303, 307 and 308 are followed): ")
+        raw = b""  # the body was read, within the bound, or is too large to quote
     try:
         if raw is None:
             raw = read_body(response, 64 * 1024, "error body")

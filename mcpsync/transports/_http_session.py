@@ -23,7 +23,7 @@ from ._urls import display_url, origin, origin_text, same_origin, strictly_same_
 if TYPE_CHECKING:  # pragma: no cover
     import requests
 
-__all__ = ["Exchange", "check_verify", "current_exchange", "new_session", "prepared_url", "redirect_url"]
+__all__ = ["REDIRECT_BODY_LIMIT", "Exchange", "check_verify", "current_exchange", "new_session", "prepared_url", "redirect_url"]
 
 log = logging.getLogger("mcpsync.transport.http")
 
@@ -254,11 +254,17 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
 
         def get_redirect_target(self, resp: "requests.Response") -> Optional[str]:
             location: Optional[str] = super().get_redirect_target(resp)
-            if location is None or strictly_same_origin(resp.url, redirect_url(resp.url, location)):
-                return location
-            log.debug("Not following a redirect from %s to another origin (%s)", display_url(resp.url),
-                      origin_text(redirect_url(resp.url, location)))
-            return None
+            if location is None:
+                return None
+            if not strictly_same_origin(resp.url, redirect_url(resp.url, location)):
+                log.debug("Not following a redirect from %s to another origin (%s)", display_url(resp.url),
+                          origin_text(redirect_url(resp.url, location)))
+                return None
+            if not _drained(resp):
+                log.debug("Not following a redirect from %s: its body is over %d bytes", display_url(resp.url),
+                          REDIRECT_BODY_LIMIT)
+                return None
+            return location
 
         def resolve_redirects(self, resp: "requests.Response", req: "requests.PreparedRequest", *args: Any,
                               **kwargs: Any) -> Any:
@@ -273,6 +279,23 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
 
     _classes["session"], _classes["adapter"] = OriginSession, TrackingAdapter
     return OriginSession, TrackingAdapter
+
+
+#: The largest body of a redirect that is followed. requests reads a redirect's whole body before
+#: following it; reading it here first, within this bound, keeps a server from filling memory with one.
+REDIRECT_BODY_LIMIT = 64 * 1024
+
+
+def _drained(resp: "requests.Response") -> bool:
+    """Read (and drop) a redirect's body; False when it is larger than REDIRECT_BODY_LIMIT."""
+    declared = resp.headers.get("Content-Length")
+    if declared is not None and declared.isdigit() and int(declared) > REDIRECT_BODY_LIMIT:
+        return False
+    try:
+        data = resp.raw.read(REDIRECT_BODY_LIMIT + 1, decode_content=False)
+    except Exception:  # a broken body: requests copes with it as before
+        return True
+    return data is None or len(data) <= REDIRECT_BODY_LIMIT
 
 
 def redirect_url(answered: str, location: str) -> str:

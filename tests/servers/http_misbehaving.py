@@ -23,6 +23,7 @@ Server options
     redirect_to=None           POST /mcp -> 307 to this URL
     redirect_methods=("POST",) the methods redirect_to applies to (GET, DELETE too)
     redirect_status=307        the redirect's status (301, 302, 303, 307, 308)
+    redirect_body=b""          the redirect's body; "endless": 64 KiB every 10 ms until the client hangs up
     hold_notifications=False   (attribute) notification POSTs are never answered
     reject_all_sessions=False  (attribute) any POST carrying a session id gets 404
 
@@ -76,7 +77,8 @@ class MisbehavingServer:
                  get: str = "405", get_retry_ms: Optional[int] = None, legacy: bool = False,
                  endpoint: Optional[str] = "/messages?sid=1", redirect_to: Optional[str] = None,
                  legacy_post_status: int = 405, redirect_methods: Tuple[str, ...] = ("POST",),
-                 redirect_status: int = 307) -> None:
+                 redirect_status: int = 307, redirect_body: Any = b"") -> None:
+        self.redirect_body = redirect_body
         self.redirect_methods = redirect_methods
         self.redirect_status = redirect_status
         self.legacy_post_status = legacy_post_status
@@ -271,7 +273,19 @@ class _Handler(BaseHTTPRequestHandler):
                 or urlsplit(owner.redirect_to).path == urlsplit(self.path).path and \
                 urlsplit(owner.redirect_to).port in (None, owner.port):  # the target of a same-origin redirect
             return False
-        self.send_empty(owner.redirect_status, {"Location": owner.redirect_to})
+        if owner.redirect_body != "endless":
+            self.send_empty(owner.redirect_status, {"Location": owner.redirect_to}, owner.redirect_body)
+            return True
+        self.send_response(owner.redirect_status)
+        self.send_header("Location", owner.redirect_to)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            while not owner.stopping.wait(0.01):  # paced: a client that reads it all must not fill memory
+                self.chunk(b"x" * 65536)
+        except OSError:
+            pass
+        self.close_connection = True
         return True
 
     def do_DELETE(self) -> None:
