@@ -146,15 +146,16 @@ class SSETransport(HTTPTransportBase):
             ConnectError: the endpoint is refused (the open fails with it).
         """
         text = data.decode("utf-8", errors="replace").strip()
+        shown = text.split("?", 1)[0][:200]  # the query often holds the server's session id: never shown
         authority = urlsplit(urljoin(self.url, text)).netloc
         if "\\" in text or "@" in authority or any(ch.isspace() or not ch.isprintable() for ch in text):
-            raise ConnectError(f"Refusing the endpoint {text[:200]!r} from {display_url(self.url)}: it holds a "
+            raise ConnectError(f"Refusing the endpoint {shown!r} from {display_url(self.url)}: it holds a "
                                "backslash, userinfo, whitespace or a control character; a server should send a "
                                "path such as '/messages?session_id=...'")
         try:
             resolved = prepared_url(urljoin(self.url, text))
         except ValueError as exc:
-            raise ConnectError(f"Refusing the endpoint {text[:200]!r} from {display_url(self.url)}: {exc}") from exc
+            raise ConnectError(f"Refusing the endpoint {shown!r} from {display_url(self.url)}: {exc}") from exc
         if not strictly_same_origin(resolved, prepared_url(self.url)):
             raise ConnectError(f"Refusing the endpoint {display_url(resolved)}: it is on another origin than "
                                f"{display_url(self.url)} ({origin_text(resolved)}, not {origin_text(self.url)})")
