@@ -41,6 +41,7 @@ __all__ = [
     "CapabilityError",
     "ConfigError",
     "ConnectError",
+    "CrossOriginRedirect",
     "HTTPStatusError",
     "MCPError",
     "MCPSyncError",
@@ -135,6 +136,33 @@ class SessionExpired(HTTPStatusError):
 
     def __reduce__(self) -> Any:
         return (_rebuild_http, (str(self), self.status_code, self.headers, self.body, SessionExpired))
+
+
+class CrossOriginRedirect(HTTPStatusError):
+    """The server answered an MCP request with a redirect to another origin, which is not followed.
+
+    mcpsync follows a redirect only when it stays on the scheme, host and port
+    the request went to: a request carries credentials, configured headers, the
+    session id and tool arguments, and none of them may reach a server the user
+    did not name. To use the other server, put its URL in the configuration.
+
+    Attributes:
+        location: the redirect's target, in loggable form (no userinfo, query or fragment).
+        status_code, headers, body: as for :class:`HTTPStatusError`.
+    """
+
+    def __init__(self, message: str, *, status_code: int, headers: Optional[dict[str, str]] = None,
+                 body: str = "", location: str = "") -> None:
+        super().__init__(message, status_code=status_code, headers=headers, body=body)
+        self.location = location
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_redirect, (str(self), self.status_code, self.headers, self.body, self.location))
+
+
+def _rebuild_redirect(message: str, status: int, headers: dict[str, str], body: str,
+                      location: str) -> CrossOriginRedirect:
+    return CrossOriginRedirect(message, status_code=status, headers=headers, body=body, location=location)
 
 
 class ProtocolError(MCPSyncError):

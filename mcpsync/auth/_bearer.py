@@ -109,6 +109,8 @@ class BearerAuth(requests.auth.AuthBase):
             self._nonces.note(response.request.url or "", response.headers)
         if response.status_code not in (401, 403):
             return response
+        if not same_origin(response.url or "", self.server_url or ""):
+            return response  # a redirect carried the hook to another origin: that origin gets no token
         if response.request.method == "DELETE":
             return response  # ending a session never starts a login; the session ends anyway
         # Authorizations this request has seen: the one behind the token it carried counts as the first.

@@ -15,14 +15,15 @@ import os
 import socket
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
+from urllib.parse import urljoin
 
 from .._version import __version__
-from ._urls import display_url, origin, same_origin
+from ._urls import display_url, origin, origin_text, same_origin, strictly_same_origin
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
 
-__all__ = ["Exchange", "check_verify", "current_exchange", "new_session"]
+__all__ = ["REDIRECT_BODY_LIMIT", "Exchange", "check_verify", "current_exchange", "new_session", "prepared_url", "redirect_url"]
 
 log = logging.getLogger("mcpsync.transport.http")
 
@@ -241,13 +242,88 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
             return manager
 
     class OriginSession(requests.Session):
-        """A Session that drops credentials on any redirect that leaves the origin."""
+        """A Session that follows a redirect only when it stays on the origin that answered.
+
+        A redirect to another scheme, host or port is not followed: its 3xx
+        answer becomes the response (the transports then raise
+        :class:`~mcpsync.exceptions.CrossOriginRedirect`, see
+        ``_http_io.status_error``), so neither the request's headers and body
+        nor an auth object's response hook ever meet that origin. Answers that
+        are not redirects cost one status check, as in requests itself.
+        """
+
+        def get_redirect_target(self, resp: "requests.Response") -> Optional[str]:
+            location: Optional[str] = super().get_redirect_target(resp)
+            if location is None:
+                return None
+            if not strictly_same_origin(resp.url, redirect_url(resp.url, location)):
+                log.debug("Not following a redirect from %s to another origin (%s)", display_url(resp.url),
+                          origin_text(redirect_url(resp.url, location)))
+                return None
+            if not _drained(resp):
+                log.debug("Not following a redirect from %s: its body is over %d bytes", display_url(resp.url),
+                          REDIRECT_BODY_LIMIT)
+                return None
+            return location
+
+        def resolve_redirects(self, resp: "requests.Response", req: "requests.PreparedRequest", *args: Any,
+                              **kwargs: Any) -> Any:
+            if kwargs.get("yield_requests"):
+                # requests asks for this only to fill ``Response.next`` when redirects are off (the auth
+                # fetcher): nothing here reads it, and building it reads the redirect's whole body unbounded.
+                return iter(())
+            return super().resolve_redirects(resp, req, *args, **kwargs)
 
         def should_strip_auth(self, old_url: str, new_url: str) -> bool:
-            return not same_origin(old_url, new_url)
+            return not same_origin(old_url, new_url)  # kept as a second line of defence
 
     _classes["session"], _classes["adapter"] = OriginSession, TrackingAdapter
     return OriginSession, TrackingAdapter
+
+
+#: The largest body of a redirect that is followed. requests reads a redirect's whole body before
+#: following it; reading it here first, within this bound, keeps a server from filling memory with one.
+REDIRECT_BODY_LIMIT = 64 * 1024
+
+
+def _drained(resp: "requests.Response") -> bool:
+    """Read (and drop) a redirect's body; False when it is larger than REDIRECT_BODY_LIMIT."""
+    declared = resp.headers.get("Content-Length")
+    if declared is not None and declared.isdigit() and int(declared) > REDIRECT_BODY_LIMIT:
+        return False
+    try:
+        data = resp.raw.read(REDIRECT_BODY_LIMIT + 1, decode_content=False)
+    except Exception:  # a broken body: requests copes with it as before
+        return True
+    return data is None or len(data) <= REDIRECT_BODY_LIMIT
+
+
+def redirect_url(answered: str, location: str) -> str:
+    """The URL requests sends a redirect to: ``location`` re-quoted as requests does, then
+    resolved against the URL that was answered (a relative or scheme-relative target included)."""
+    from requests.utils import requote_uri  # noqa: PLC0415 (lazy, as in _session_classes)
+
+    return urljoin(answered, requote_uri(location))
+
+
+def prepared_url(url: str) -> str:
+    """``url`` as requests will send it (its own parse and re-assembly, by urllib3's parser).
+
+    Checking this form, not the raw text, is what makes an origin check hold:
+    ``urllib.parse`` and urllib3 disagree about some raw URLs (urllib3 ends the
+    authority at a backslash, ``urllib.parse`` does not).
+
+    Raises:
+        ValueError: requests refuses the URL (no host, a bad port, an unknown scheme).
+    """
+    import requests  # noqa: PLC0415 (lazy, as in _session_classes)
+
+    request = requests.PreparedRequest()
+    try:
+        request.prepare_url(url, None)
+    except requests.exceptions.RequestException as exc:
+        raise ValueError(str(exc)) from exc
+    return str(request.url)
 
 
 def _proxy_key(proxies: Any) -> Any:

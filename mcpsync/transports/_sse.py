@@ -18,9 +18,19 @@ from typing import Callable, Iterable, Iterator, List, Optional
 
 from ..exceptions import ProtocolError
 
-__all__ = ["SSEEvent", "SSEParser", "message_data"]
+__all__ = ["MAX_ID_LENGTH", "MAX_RETRY", "SSEEvent", "SSEParser", "message_data"]
 
 _BOM = b"\xef\xbb\xbf"
+
+#: The longest reconnection delay a ``retry:`` field can ask for, in seconds (five minutes): a
+#: larger value is taken as this bound, so a server can neither silence a stream for days nor
+#: overflow a timer.
+MAX_RETRY = 300.0
+_MAX_RETRY_DIGITS = 9  # more digits than this (over 11 days in milliseconds) are over the bound anyway
+
+#: The longest event ``id`` kept, in characters. The id goes back to the server as the
+#: ``Last-Event-ID`` header, so an id that no header could carry is ignored (see SSEParser).
+MAX_ID_LENGTH = 1024
 
 
 class SSEEvent:
@@ -50,7 +60,13 @@ class SSEParser:
         last_event_id: the id of the last *completed* event that set one (or
             ``None``); an id seen in an event cut off before its blank line
             does not count, as the SSE standard says.
-        retry: the last ``retry:`` value, in seconds (``None`` until one arrives).
+        retry: the last ``retry:`` value, in seconds (``None`` until one arrives), at most
+            :data:`MAX_RETRY`.
+
+    An ``id:`` that could not be sent back as a ``Last-Event-ID`` header is
+    ignored, as one holding NUL is by the standard: longer than
+    :data:`MAX_ID_LENGTH`, with a control character, leading or trailing
+    whitespace, or a character outside Latin-1.
         events_seen: completed events, with or without data.
     """
 
@@ -146,11 +162,13 @@ class SSEParser:
         elif name == b"event":
             self._event_type = raw.decode("utf-8", errors="replace")
         elif name == b"id":
-            if b"\0" not in raw:
-                self._id_buffer = raw.decode("utf-8", errors="replace")
+            if len(raw) <= MAX_ID_LENGTH * 2:
+                text = raw.decode("utf-8", errors="replace")
+                if _sendable_id(text):
+                    self._id_buffer = text
         elif name == b"retry":
             if raw.isdigit():
-                self.retry = int(raw) / 1000.0
+                self.retry = MAX_RETRY if len(raw) > _MAX_RETRY_DIGITS else min(int(raw) / 1000.0, MAX_RETRY)
 
     def _dispatch(self) -> Optional[SSEEvent]:
         if not self._dirty:
@@ -172,6 +190,13 @@ class SSEParser:
         self._data_size = 0
         self._event_type = ""
         self._dirty = False
+
+
+def _sendable_id(value: str) -> bool:
+    """Whether ``value`` can go back as a ``Last-Event-ID`` header exactly as it came."""
+    if len(value) > MAX_ID_LENGTH or value != value.strip():
+        return False
+    return all(" " <= ch <= "~" or "\xa0" <= ch <= "\xff" for ch in value)
 
 
 def message_data(chunks: Iterable[bytes], parser: SSEParser,

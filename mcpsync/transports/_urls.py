@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 from urllib.parse import urlsplit
 
-__all__ = ["Origin", "default_name", "display_url", "origin", "same_origin"]
+__all__ = ["Origin", "default_name", "display_url", "origin", "origin_text", "same_origin", "strictly_same_origin"]
 
 #: (scheme, host, port), lower-cased, with the scheme's default port filled in.
 Origin = Tuple[str, str, Optional[int]]
@@ -36,12 +36,42 @@ def same_origin(a: str, b: str) -> bool:
     return origin(a) == origin(b)
 
 
+def strictly_same_origin(a: str, b: str) -> bool:
+    """Like :func:`same_origin`, but a URL without a host or with an unreadable port matches nothing.
+
+    For decisions about where a request may go (redirects), where a doubtful
+    URL must count as another origin.
+    """
+    for url in (a, b):
+        parts = urlsplit(url)
+        try:
+            parts.port
+        except ValueError:
+            return False
+        if not parts.hostname:
+            return False
+    return origin(a) == origin(b)
+
+
+def origin_text(url: str) -> str:
+    """The origin of ``url`` as people write it (``https://example.com:8443``), for messages."""
+    scheme, host, port = origin(url)
+    if ":" in host:
+        host = f"[{host}]"
+    shown = f"{scheme}://{host}"
+    return shown if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{shown}:{port}"
+
+
 def display_url(url: str) -> str:
     """A loggable form of ``url``: scheme, host, port and path; no userinfo, query or fragment."""
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
+    try:
+        port: Optional[object] = parts.port
+    except ValueError:  # an unreadable port (a hostile redirect's, say) is shown as such, never raised
+        port = "?"
+    if port is not None:
+        host = f"{host}:{port}"
     return f"{parts.scheme}://{host}{parts.path}"
 
 

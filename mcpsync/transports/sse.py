@@ -13,16 +13,16 @@ from __future__ import annotations
 import logging
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ConnectError, TransportError
 from ._http import HTTPTransportBase
 from ._http_io import media_type, read_body, status_error
-from ._http_session import Exchange
+from ._http_session import Exchange, prepared_url
 from ._sse import SSEEvent, SSEParser
-from ._urls import display_url, same_origin
+from ._urls import display_url, origin_text, strictly_same_origin
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -132,11 +132,33 @@ class SSETransport(HTTPTransportBase):
             self._accept_endpoint(event.data)
 
     def _accept_endpoint(self, data: bytes) -> None:
+        """Check the ``endpoint`` event's URI and make it where every message goes.
+
+        A relative reference or an absolute URL on the SSE URL's origin is
+        accepted. The origin compared is that of the URL as requests will send
+        it (:func:`._http_session.prepared_url`), and that form is the one kept,
+        so the check and the sending cannot read the URL differently. A
+        backslash, userinfo (``@`` in the authority), whitespace or a control
+        character is refused outright: no honest server needs them, and they
+        are where URL parsers disagree.
+
+        Raises:
+            ConnectError: the endpoint is refused (the open fails with it).
+        """
         text = data.decode("utf-8", errors="replace").strip()
-        resolved = urljoin(self.url, text)
-        if not same_origin(resolved, self.url):
+        shown = text.split("?", 1)[0][:200]  # the query often holds the server's session id: never shown
+        authority = urlsplit(urljoin(self.url, text)).netloc
+        if "\\" in text or "@" in authority or any(ch.isspace() or not ch.isprintable() for ch in text):
+            raise ConnectError(f"Refusing the endpoint {shown!r} from {display_url(self.url)}: it holds a "
+                               "backslash, userinfo, whitespace or a control character; a server should send a "
+                               "path such as '/messages?session_id=...'")
+        try:
+            resolved = prepared_url(urljoin(self.url, text))
+        except ValueError as exc:
+            raise ConnectError(f"Refusing the endpoint {shown!r} from {display_url(self.url)}: {exc}") from exc
+        if not strictly_same_origin(resolved, prepared_url(self.url)):
             raise ConnectError(f"Refusing the endpoint {display_url(resolved)}: it is on another origin than "
-                               f"{display_url(self.url)}")
+                               f"{display_url(self.url)} ({origin_text(resolved)}, not {origin_text(self.url)})")
         self.endpoint = resolved
         self._endpoint_ready.set()
 

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from .._versions import is_modern
-from ..exceptions import HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired
+from ..exceptions import HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired, TransportError
 from ._headers import HeaderPlan, routing_headers
 from ._http import HTTPTransportBase
 from ._http_io import answers, iter_chunks, media_type, read_body, status_error
 from ._http_session import Exchange
-from ._sse import SSEParser
+from ._sse import MAX_RETRY, SSEParser
 from ._urls import display_url
 from .base import Transport
 from .sse import SSETransport
@@ -241,6 +241,8 @@ class StreamableHTTPTransport(HTTPTransportBase):
         The error (with ``http_status`` set) fails only this request; a body
         that holds no error for it raises the usual HTTPStatusError.
         """
+        if 300 <= response.status_code < 400:
+            raise status_error(response)  # a redirect that was not followed: its body means nothing here
         try:
             raw = read_body(response, 64 * 1024, "error body")
         except Exception:  # the status alone is the error
@@ -297,7 +299,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         """The stream ended before the response: GET with Last-Event-ID after ``retry``, until answered."""
         while parser.last_event_id is not None:
             delay = parser.retry if parser.retry is not None else self.resume_delay
-            if exchange.aborted.wait(delay) or self._stop.is_set():
+            if exchange.aborted.wait(min(max(delay, 0.0), MAX_RETRY)) or self._stop.is_set():
                 return
             headers = self._headers(_SSE)
             headers["Last-Event-ID"] = parser.last_event_id
@@ -362,19 +364,36 @@ class StreamableHTTPTransport(HTTPTransportBase):
         answered.wait(wait)
 
     def _listen(self, exchange: Exchange, answered: threading.Event) -> None:
+        """The listener thread: one GET stream after another until close, a 405 or an expired session.
+
+        No exception ends it silently: one that no other step handled is logged,
+        given to ``on_error`` as a :class:`~mcpsync.TransportError` (chained
+        with ``from``) and followed by a reconnection, as a dropped stream is.
+        """
         parser = SSEParser(self.max_message_size)
         failures = 0
         first, longest = self.listener_backoff
         try:
             while not (self._stop.is_set() or exchange.aborted.is_set()):
-                delivered = self._listen_once(exchange, parser, answered)
+                try:
+                    delivered = self._listen_once(exchange, parser, answered)
+                except Exception as exc:
+                    if self._stop.is_set() or exchange.aborted.is_set():
+                        return
+                    error = TransportError(f"The GET listener failed ({type(exc).__name__}: {exc}); "
+                                           "reconnecting")
+                    error.__cause__ = exc
+                    log.debug("[%s] Listener failure", self.name, exc_info=exc)
+                    self._report(error)
+                    delivered = (False, parser)
                 answered.set()
                 if delivered is None:
                     return
                 parser = delivered[1]
                 failures = 0 if delivered[0] else failures + 1
                 delay = parser.retry if parser.retry is not None else min(longest, first * 2 ** min(failures, 10))
-                if exchange.aborted.wait(max(delay, 0.01)):  # "retry: 0" must not become a busy loop
+                # "retry: 0" must not become a busy loop; the parser bounds retry, this bounds the backoff too.
+                if exchange.aborted.wait(min(max(delay, 0.01), MAX_RETRY)):
                     return
         finally:
             answered.set()

@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 import pytest
 from hypothesis import given, strategies as st
 
-from mcpsync.transports._sse import SSEParser
+from mcpsync.transports._sse import MAX_ID_LENGTH, MAX_RETRY, SSEParser
 
 from .conftest import PROPERTY_SETTINGS, TIERS
 
@@ -81,11 +81,17 @@ def reference(stream: bytes) -> Tuple[List[Event], Optional[str], Optional[float
             data.append(value)
         elif name == b"event":
             kind = value.decode("utf-8", "replace")
-        elif name == b"id" and b"\0" not in value:
+        elif name == b"id" and sendable(value.decode("utf-8", "replace")):
             pending_id = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():
-            retry = int(value) / 1000.0
+            retry = min(int(value) / 1000.0, MAX_RETRY)
     return events, last_id, retry
+
+
+def sendable(value: str) -> bool:
+    """The parser keeps only an id that can go back as a Last-Event-ID header as it came."""
+    return len(value) <= MAX_ID_LENGTH and value == value.strip() and all(
+        0x20 <= ord(ch) <= 0x7E or 0xA0 <= ord(ch) <= 0xFF for ch in value)
 
 
 def parse(chunks: List[bytes]) -> Tuple[List[Event], Optional[str], Optional[float]]:

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import stat
+import threading
 from pathlib import Path
 from typing import Any, Iterator, List
 
@@ -17,7 +18,7 @@ import pytest
 import mcpsync
 from mcpsync import ConnectError
 from mcpsync._fleet.toolcache import ToolCache
-from mcpsync.transports import _http
+from mcpsync.transports import _http, _sse
 
 from ..conftest import ROOT, server_argv
 from .conftest import HostileHTTP, hostile_stdio
@@ -178,3 +179,130 @@ def test_tls_verification_cannot_be_turned_off_by_a_falsy_value(value: Any) -> N
         mcpsync.StreamableHTTPTransport("https://example.com/mcp", verify=value)
     with pytest.raises(ValueError):
         _http.new_session(url="https://example.com/mcp", verify=value)
+
+
+# -- the legacy endpoint cannot point elsewhere ----------------------------------------------------
+
+@pytest.fixture
+def servers() -> Iterator[Any]:
+    """A factory of the misbehaving stdlib HTTP servers (tests/servers/http_misbehaving.py), stopped after."""
+    from ..http_fixtures import misbehaving
+
+    started: List[Any] = []
+
+    def make(**options: Any) -> Any:
+        server = misbehaving(**options).start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+@pytest.mark.parametrize("endpoint", [
+    "http://localhost:{other}\\@127.0.0.1:{port}/messages?sid=1",  # urllib3 ends the authority at the backslash
+    "http://127.0.0.1:{port}\\@localhost:{other}/messages?sid=1",
+    "http://x@127.0.0.1:{port}/messages?sid=1",  # userinfo, even on the right origin
+    "/messages\\@localhost:{other}/?sid=1",
+    "http://127.0.0.1:{port}/messages?sid=1\n",  # only a trailing line end is stripped, not refused
+])
+def test_a_legacy_endpoint_that_parsers_read_differently_is_refused(servers: Any, endpoint: str) -> None:
+    collector = servers(legacy=True)
+    server = servers(legacy=True)
+    server.endpoint = endpoint.format(port=server.port, other=collector.port)
+    transport = mcpsync.SSETransport(server.url("/sse"), token="tok-SECRET", headers={"X-Api-Key": "key-SECRET"},
+                                     endpoint_timeout=5, timeout=10)
+    if endpoint.endswith("\n"):  # the control case: an honest absolute endpoint still works
+        server.endpoint = endpoint.strip().format(port=server.port)
+        with mcpsync.Client(transport) as client:
+            client.ping()
+        assert collector.records == []
+        return
+    with pytest.raises(ConnectError, match="Refusing the endpoint") as info:
+        mcpsync.Client(transport).connect()
+    assert "sid=1" not in str(info.value)  # the query may hold the server's session id
+    assert collector.records == [] and not [r for r in server.records if r.method == "POST"]
+
+
+# -- SSE fields a hostile server controls ------------------------------------------------------------
+
+def test_a_huge_sse_retry_is_bounded_and_the_listener_goes_on(servers: Any, monkeypatch: Any) -> None:
+    from mcpsync.transports import _sse, streamable_http
+
+    monkeypatch.setattr(_sse, "MAX_RETRY", 0.05, raising=False)  # the real bound is minutes: shrink it to see it
+    monkeypatch.setattr(streamable_http, "MAX_RETRY", 0.05, raising=False)
+    server = servers(session=True, get="stream", get_retry_ms=9223372037000)
+    errors: List[BaseException] = []
+    with mcpsync.connect(server.url(), timeout=10) as client:
+        client.transport.on_error = errors.append
+        client.on_notification("*", lambda params: None)
+        server.wait_get_stream()._closed_by_test = True  # the stream ends: the listener waits "retry", then resumes
+        server.wait_for(lambda r: r.method == "GET", count=2)
+        assert client.transport.listening
+        client.ping()
+    assert errors == []
+
+
+def test_an_sse_retry_beyond_int_parsing_is_bounded_too() -> None:
+    parser = _sse.SSEParser()
+    parser.feed(b"retry: " + b"9" * 5000 + b"\n\n")
+    assert parser.retry == _sse.MAX_RETRY
+    parser.feed(b"retry: 9223372037000\n\n")
+    assert parser.retry == _sse.MAX_RETRY
+    parser.feed(b"retry: 1500\n\n")
+    assert parser.retry == 1.5
+
+
+@pytest.mark.parametrize("bad_id", ["\u65e5\u672c", " leading", "trailing ", "ctl\x01", "x" * 5000])
+def test_an_event_id_no_header_could_carry_back_is_ignored(bad_id: str) -> None:
+    parser = _sse.SSEParser()
+    parser.feed(b"id: good-1\ndata: {}\n\n")
+    parser.feed(f"id: {bad_id}\ndata: {{}}\n\n".encode("utf-8"))
+    assert parser.last_event_id == "good-1"
+
+
+def test_an_unsendable_event_id_does_not_wedge_the_listener(servers: Any) -> None:
+    server = servers(session=True, get="stream")
+    transport = mcpsync.StreamableHTTPTransport(server.url(), timeout=10, listener_backoff=(0.01, 0.01))
+    with mcpsync.Client(transport) as client:
+        client.on_notification("*", lambda params: None)
+        stream = server.wait_get_stream()
+        stream.send_event({"jsonrpc": "2.0", "method": "notifications/message",
+                           "params": {"level": "info", "data": "x"}}, event_id="\u65e5\u672c")
+        stream._closed_by_test = True
+        second = server.wait_for(lambda r: r.method == "GET", count=2)[1]
+        assert "last-event-id" not in second.headers
+        client.ping()
+
+
+def test_no_failure_ends_the_listener_silently(servers: Any, monkeypatch: Any) -> None:
+    from mcpsync.transports.streamable_http import StreamableHTTPTransport
+
+    real = StreamableHTTPTransport._listen_once
+    calls: List[int] = []
+
+    def failing_once(self: Any, *args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("an unforeseen failure")
+        return real(self, *args)
+
+    monkeypatch.setattr(StreamableHTTPTransport, "_listen_once", failing_once)
+    server = servers(session=True, get="stream")
+    errors: List[BaseException] = []
+    reported = threading.Event()
+
+    def on_error(exc: BaseException) -> None:
+        errors.append(exc)
+        reported.set()
+
+    transport = mcpsync.StreamableHTTPTransport(server.url(), timeout=10, listener_backoff=(0.01, 0.01))
+    with mcpsync.Client(transport) as client:
+        client.transport.on_error = on_error
+        client.on_notification("*", lambda params: None)
+        assert reported.wait(10)
+        server.wait_get_stream()  # it reconnected
+        assert client.transport.listening
+    assert isinstance(errors[0], mcpsync.TransportError) and "unforeseen failure" in str(errors[0])
+    assert isinstance(errors[0].__cause__, RuntimeError)

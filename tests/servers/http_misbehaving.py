@@ -21,6 +21,9 @@ Server options
                                endpoint event; POST <endpoint> -> 202, answers on the stream
     endpoint="/messages?sid=1" the endpoint event's data; None: never sent
     redirect_to=None           POST /mcp -> 307 to this URL
+    redirect_methods=("POST",) the methods redirect_to applies to (GET, DELETE too)
+    redirect_status=307        the redirect's status (301, 302, 303, 307, 308)
+    redirect_body=b""          the redirect's body; "endless": 64 KiB every 10 ms until the client hangs up
     hold_notifications=False   (attribute) notification POSTs are never answered
     reject_all_sessions=False  (attribute) any POST carrying a session id gets 404
 
@@ -73,7 +76,11 @@ class MisbehavingServer:
                  status: Optional[Tuple[int, str, Dict[str, str]]] = None, delete_status: int = 200,
                  get: str = "405", get_retry_ms: Optional[int] = None, legacy: bool = False,
                  endpoint: Optional[str] = "/messages?sid=1", redirect_to: Optional[str] = None,
-                 legacy_post_status: int = 405) -> None:
+                 legacy_post_status: int = 405, redirect_methods: Tuple[str, ...] = ("POST",),
+                 redirect_status: int = 307, redirect_body: Any = b"") -> None:
+        self.redirect_body = redirect_body
+        self.redirect_methods = redirect_methods
+        self.redirect_status = redirect_status
         self.legacy_post_status = legacy_post_status
         self.response = response
         self.session = session
@@ -260,8 +267,31 @@ class _Handler(BaseHTTPRequestHandler):
     def _headers(self) -> Dict[str, str]:
         return {k.lower(): v for k, v in self.headers.items()}
 
+    def _redirected(self, method: str) -> bool:
+        owner = self.owner
+        if owner.redirect_to is None or method not in owner.redirect_methods \
+                or urlsplit(owner.redirect_to).path == urlsplit(self.path).path and \
+                urlsplit(owner.redirect_to).port in (None, owner.port):  # the target of a same-origin redirect
+            return False
+        if owner.redirect_body != "endless":
+            self.send_empty(owner.redirect_status, {"Location": owner.redirect_to}, owner.redirect_body)
+            return True
+        self.send_response(owner.redirect_status)
+        self.send_header("Location", owner.redirect_to)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            while not owner.stopping.wait(0.01):  # paced: a client that reads it all must not fill memory
+                self.chunk(b"x" * 65536)
+        except OSError:
+            pass
+        self.close_connection = True
+        return True
+
     def do_DELETE(self) -> None:
         self.owner.record(Record("DELETE", self.path, self._headers(), None))
+        if self._redirected("DELETE"):
+            return
         self.owner.sessions.discard(self.headers.get("Mcp-Session-Id"))
         self.send_empty(self.owner.delete_status)
 
@@ -269,6 +299,8 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.owner
         headers = self._headers()
         owner.record(Record("GET", self.path, headers, None))
+        if self._redirected("GET"):
+            return None
         if owner.legacy:
             return self._legacy_stream()
         last = headers.get("last-event-id")
@@ -325,8 +357,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body()
         headers = self._headers()
         owner.record(Record("POST", self.path, headers, body))
-        if owner.redirect_to is not None:
-            return self.send_empty(307, {"Location": owner.redirect_to})
+        if self._redirected("POST"):
+            return None
         if owner.status is not None:
             code, text, extra = owner.status
             return self.send_empty(code, extra, text.encode())
