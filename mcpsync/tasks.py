@@ -51,6 +51,8 @@ log = logging.getLogger("mcpsync.tasks")
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 DEFAULT_POLL_INTERVAL = 1.0
+#: The longest pause between two polls, whatever the server asks for (seconds).
+MAX_POLL_INTERVAL = 60.0
 _MIN_POLL_INTERVAL = 0.01
 
 
@@ -73,9 +75,15 @@ class TaskInfo(MCPObject):
 
     @property
     def poll_interval(self) -> Optional[float]:
-        """The polling pace the server asks for, in seconds."""
+        """The polling pace the server asks for, in seconds, at most :data:`MAX_POLL_INTERVAL`.
+
+        None when the server gave none, or gave something that is not a finite, non-negative
+        number (a hostile ``pollInterval`` must not stall or crash a wait).
+        """
         value = self._data.get("pollIntervalMs", self._data.get("pollInterval"))
-        return value / 1000.0 if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+            return None
+        return min(value / 1000.0, MAX_POLL_INTERVAL)
 
     @property
     def terminal(self) -> bool:

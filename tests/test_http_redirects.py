@@ -72,6 +72,15 @@ def test_a_post_redirected_to_another_origin_is_refused_and_sends_it_nothing(mis
     assert front.records and collector.records == []
 
 
+
+def test_a_redirect_away_on_the_era_probe_is_raised_not_taken_for_a_legacy_server(mis):
+    collector = mis()
+    front = mis(redirect_to=collector.url(), redirect_status=307)
+    with pytest.raises(CrossOriginRedirect):
+        mcpsync.connect(front.url(), timeout=10)
+    assert [record.body.get("method") for record in front.records] == ["server/discover"]
+    assert collector.records == []
+
 def test_a_same_origin_redirect_is_still_followed(mis):
     server = mis()
     server.redirect_to = server.url("/moved")

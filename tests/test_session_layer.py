@@ -144,3 +144,12 @@ def test_session_expired_is_exported_from_exceptions():
     from mcpsync import exceptions
 
     assert "SessionExpired" in exceptions.__all__
+
+
+@pytest.mark.parametrize("asked, seconds", [(1e300, 60.0), (float("inf"), None), (float("nan"), None),
+                                            (-5, None), (250, 0.25), (True, None)])
+def test_a_hostile_poll_interval_is_bounded_or_ignored(asked, seconds):
+    from mcpsync.tasks import TaskInfo
+
+    info = TaskInfo.from_dict({"taskId": "t", "status": "working", "pollInterval": asked})
+    assert info.poll_interval == seconds

@@ -31,7 +31,9 @@ from .._versions import (
     ALL_VERSIONS, LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, best_common,
     is_modern,
 )
-from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
+from ..exceptions import (
+    CrossOriginRedirect, HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion,
+)
 from .errors import MISSING_CAPABILITY, MODERN_HTTP_ERRORS, UNSUPPORTED_VERSION, typed
 
 log = logging.getLogger("mcpsync.client")
@@ -260,8 +262,9 @@ class Negotiation:
             if self._looks_modern(exc):
                 self._modern_error(exc, timeout)
                 return
-            if isinstance(exc, HTTPStatusError) and (exc.status_code in (401, 403) or exc.status_code >= 500):
-                raise  # credentials, or a broken server: never a reason to try the other era
+            if isinstance(exc, CrossOriginRedirect) or (
+                    isinstance(exc, HTTPStatusError) and (exc.status_code in (401, 403) or exc.status_code >= 500)):
+                raise  # credentials, a redirect away or a broken server: never a reason to try the other era
             log.debug("The server/discover probe was refused (%s): a legacy server", exc)
             self._legacy(timeout)
             return
