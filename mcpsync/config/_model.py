@@ -7,6 +7,7 @@ import json
 import logging
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
+from urllib.parse import urlsplit
 
 from ..exceptions import ConfigError
 
@@ -15,6 +16,31 @@ log = logging.getLogger("mcpsync.config")
 STDIO = "stdio"
 HTTP = "http"
 SSE = "sse"
+
+
+def display_url(url: str) -> str:
+    """``url`` as reprs, logs and error texts may show it: without userinfo, query or fragment.
+
+    A query (``?key=...``) or userinfo (``user:pass@``) often holds a credential, so
+    either is replaced by ``...``; scheme, host, port and path stay. A text that
+    does not parse as a URL is shown only by its length.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return f"<unparsable URL, {len(url)} characters>"
+    host = parts.hostname or ""
+    if port is not None:
+        host = f"{host}:{port}"
+    if parts.username is not None or parts.password is not None:
+        host = f"...@{host}"
+    shown = f"{parts.scheme}://{host}{parts.path}" if parts.scheme or host else parts.path
+    if parts.query:
+        shown += "?..."
+    if parts.fragment:
+        shown += "#..."
+    return shown
 
 
 class ServerConfig:
@@ -32,6 +58,10 @@ class ServerConfig:
             fall back from Streamable HTTP to legacy SSE).
         raw: the entry exactly as written, before ``${VAR}`` expansion (the tools cache
             key is a hash of it, so rotating a secret in the environment keeps the cache).
+
+    ``repr()`` never shows an expanded secret: env and header values are left out
+    (their keys are shown), ``args`` are shown as written in the file (a
+    ``${TOKEN}`` stays ``${TOKEN}``), and a URL without its userinfo and query.
     """
 
     __slots__ = ("name", "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "enabled",
@@ -57,8 +87,12 @@ class ServerConfig:
         self.raw: Dict[str, Any] = dict(raw) if raw is not None else self.transport_config()
 
     def __repr__(self) -> str:
-        # Env and header values are often secrets: show their keys only.
-        where = f"command={self.command!r}, args={list(self.args)!r}" if self.type == STDIO else f"url={self.url!r}"
+        # Env and header values are often secrets: show their keys only. Arguments are shown as
+        # written (before ${VAR} expansion) and URLs without query or userinfo, for the same reason.
+        if self.type == STDIO:
+            where = f"command={self.command!r}, args={self.written_args()!r}"
+        else:
+            where = f"url={display_url(self.url or '')!r}"
         extra = ""
         if self.env:
             extra += f", env_keys={sorted(self.env)!r}"
@@ -73,6 +107,19 @@ class ServerConfig:
         return all(getattr(self, slot) == getattr(other, slot) for slot in self.__slots__)
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking fields; never used as a key
+
+    def written_args(self) -> List[str]:
+        """The arguments as the entry writes them, before ``${VAR}`` expansion (safe to show).
+
+        When the entry as written cannot be matched to the arguments one by one, each
+        argument is shown as ``"..."``.
+        """
+        command, args = self.raw.get("command"), self.raw.get("args")
+        written: List[Any] = list(command[1:]) if isinstance(command, list) else []
+        written += list(args) if isinstance(args, list) else []
+        if len(written) != len(self.args):
+            return ["..."] * len(self.args)
+        return [str(arg) for arg in written]
 
     def transport_config(self) -> Dict[str, Any]:
         """The dict :func:`mcpsync.create_transport` takes for this server (values expanded)."""

@@ -9,7 +9,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..exceptions import ConfigError
-from ._model import HTTP, SSE, STDIO, Config, ServerConfig
+from ._model import HTTP, SSE, STDIO, Config, ServerConfig, display_url
 
 log = logging.getLogger("mcpsync.config")
 
@@ -19,6 +19,10 @@ _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
+# An HTTP header name is a "token" (RFC 9110); a value may hold no control character but a tab.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_CONTROL_NAMES = {"\r": "a carriage return (\\r)", "\n": "a line feed (\\n)", "\x00": "a NUL byte"}
 
 
 # -- ${VAR} expansion ---------------------------------------------------------------------
@@ -114,13 +118,40 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
     url = fields.get("url")
     if not isinstance(url, str) or not url:
         raise ConfigError(f'missing "url" (a {kind} server needs the endpoint URL)')
+    written_url = url
     url = text(url, "url")
     if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"url {url!r} is not an http:// or https:// URL")
+        # Shown as written and without its query: the expanded URL may hold a secret.
+        raise ConfigError(f"url {display_url(written_url)!r} is not an http:// or https:// URL")
+    _check_no_control(url, "url")
     headers = {key: text(value, f"headers.{key}") for key, value in _string_map(fields, "headers").items()}
+    for key, value in headers.items():
+        _check_header(key, value)
     declared = "type" in fields or "transport" in fields
     return ServerConfig(name, kind, url=url, headers=headers, timeout=timeout, source=source, raw=entry,
                         type_declared=declared)
+
+
+def _check_header(name: str, value: str) -> None:
+    """Refuse a header ``requests`` would refuse at send time, naming the header, never its value."""
+    if not _HEADER_NAME.fullmatch(name):
+        raise ConfigError(f"header name {name!r} is not a valid HTTP header name (use letters, digits and "
+                          "!#$%&'*+-.^_`|~, no spaces or colons)")
+    _check_no_control(value, f'header "{name}"')
+    if value[:1].isspace():
+        raise ConfigError(f'header "{name}" starts with whitespace (the value is not shown); remove it')
+
+
+def _check_no_control(value: str, what: str) -> None:
+    bad = _CONTROL.search(value)
+    if bad is None:
+        return
+    char = bad.group()
+    kind = _CONTROL_NAMES.get(char, f"a control character (U+{ord(char):04X})")
+    hint = (" (a variable read from a file with Windows line endings often ends in one: strip it)"
+            if char in "\r\n" else "")
+    at = " at its end" if bad.start() == len(value) - 1 else ""
+    raise ConfigError(f"{what} has {kind}{at} in its value (the value is not shown); remove it{hint}")
 
 
 def _normalise(entry: Dict[str, Any], format: str) -> Dict[str, Any]:
