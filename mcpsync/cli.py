@@ -2,7 +2,8 @@
 
 ::
 
-    mcpsync servers                          # every configured server and its status
+    mcpsync servers                          # every configured server (nothing is started)
+    mcpsync servers --status                 # start them and show each one's status
     mcpsync tools [SERVER]                   # tools of every server, or of one
     mcpsync call SERVER TOOL '{"arg": 1}'    # call one tool, print its result
     mcpsync resources [SERVER]
@@ -12,7 +13,11 @@
 
 Options (before or after the command): ``--config FILE`` (repeatable; instead
 of discovery), ``--timeout SECONDS`` (connect and call, default 30),
-``--json`` (machine-readable output), ``--no-cache``, ``--debug``.
+``--json`` (machine-readable output), ``--no-cache``, ``--debug``,
+``--trust-project`` (start the servers of this directory's project files for
+this run without asking; otherwise a command that starts servers asks on a
+terminal about each project file not yet trusted, and without a terminal leaves
+their servers out).
 
 Exit codes: 0 success; 1 the tool reported an error (``isError``) or another
 error; 2 usage (bad option, arguments not a JSON object); 3 configuration (no
@@ -66,7 +71,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     for name, default in (("config", []), ("timeout", DEFAULT_TIMEOUT), ("json", False), ("debug", False),
-                          ("no_cache", False)):
+                          ("no_cache", False), ("trust_project", False), ("status", False)):
         if not hasattr(args, name):
             setattr(args, name, default)
     if args.command is None:
@@ -102,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not read or write the tools cache")
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show mcpsync's logs, and tracebacks on errors")
+    common.add_argument("--trust-project", action="store_true", default=argparse.SUPPRESS,
+                        help="start the servers of this directory's project config files (.mcp.json, "
+                             ".cursor/mcp.json, .vscode/mcp.json ...) for this run, without asking")
     parser = argparse.ArgumentParser(
         prog="mcpsync", parents=[common],
         description="Inspect and call MCP servers from the config files you already have.",
@@ -109,7 +117,10 @@ def _parser() -> argparse.ArgumentParser:
                "'mcpsync tools https://host/mcp'. Exit codes: 0 ok, 1 tool error, 2 usage, 3 config, "
                "4 connection, 5 timeout, 6 refused by the server, 130 interrupted.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser("servers", parents=[common], help="list the configured servers and their status")
+    servers = commands.add_parser("servers", parents=[common],
+                                  help="list the configured servers (--status: start them and show their status)")
+    servers.add_argument("--status", "--connect", dest="status", action="store_true", default=argparse.SUPPRESS,
+                         help="start every trusted server and show its state, tools and last error")
     for name, what in (("tools", "tools"), ("resources", "resources"), ("prompts", "prompts")):
         sub = commands.add_parser(name, parents=[common], help=f"list the {what} of every server, or of one")
         sub.add_argument("server", nargs="?", metavar="SERVER", help="a server name or an http(s) URL")
@@ -127,11 +138,13 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
     from .manager import Manager
 
     server, tool, arguments = _positionals(args, target)
-    config, wanted = _load_config(args, target, server)
+    starts = args.command != "servers" or args.status
+    config, wanted = _load_config(args, target, server, starts)
     manager = Manager(config, cache=not args.no_cache and not target and not _is_url(server),
                       timeout=args.timeout, reconnect=False)
     try:
-        manager.connect_all(startup_timeout=args.timeout)
+        if starts:
+            manager.connect_all(startup_timeout=args.timeout)
         if args.command == "servers":
             return _servers(manager, config, args)
         if args.command == "call":
@@ -182,9 +195,14 @@ def _is_url(text: Optional[str]) -> bool:
     return bool(text) and str(text).startswith(("http://", "https://"))
 
 
-def _load_config(args: argparse.Namespace, target: List[str],
-                 server: Optional[str]) -> Tuple["mcpconfig.Config", Optional[str]]:
-    """The servers to start, and the one the command is about (None: all of them)."""
+def _load_config(args: argparse.Namespace, target: List[str], server: Optional[str],
+                 starts: bool) -> Tuple["mcpconfig.Config", Optional[str]]:
+    """The servers to start, and the one the command is about (None: all of them).
+
+    Discovery trusts the project files the trust record has; with ``--trust-project``
+    every one (this run only); when the command ``starts`` servers, it asks on a
+    terminal about the others.
+    """
     if target:
         from .transports.stdio import default_name
 
@@ -200,7 +218,7 @@ def _load_config(args: argparse.Namespace, target: List[str],
         for path in args.config:
             config.merge(mcpconfig.load(path))
     else:
-        config = mcpconfig.discover()
+        config = mcpconfig.discover(trust_project=True if args.trust_project else "ask" if starts else False)
     if not config.names:
         where = ", ".join(args.config) if args.config else "any config file (see 'mcpsync --help')"
         raise ConfigError(f"no MCP servers found in {where}")
@@ -213,6 +231,7 @@ def _load_config(args: argparse.Namespace, target: List[str],
         only.add(config.servers[server], server)
         if not config.servers[server].enabled:
             raise ConfigError(f'server "{server}" is disabled in {config.servers[server].source}', server=server)
+        config.servers[server].transport_config()  # an untrusted project entry: ConfigError, saying what to do
     else:
         raise config.errors[server]
     return only, server
@@ -237,7 +256,13 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
 
 
 def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> int:
-    names = [wanted] if wanted is not None else manager.servers
+    if wanted is not None:
+        names = [wanted]
+    else:  # untrusted project servers were named in discovery's warning; they are not started
+        names = [name for name, status in manager.status().items() if status.state != "untrusted"]
+        if not names:
+            raise ConfigError("no trusted MCP servers to start: the project's config files are not trusted "
+                              "(run on a terminal to be asked, or pass --trust-project)")
     rows: List[Dict[str, Any]] = []
     reached = 0
     failures: List[BaseException] = []

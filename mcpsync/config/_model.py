@@ -58,6 +58,9 @@ class ServerConfig:
             fall back from Streamable HTTP to legacy SSE).
         raw: the entry exactly as written, before ``${VAR}`` expansion (the tools cache
             key is a hash of it, so rotating a secret in the environment keeps the cache).
+        trusted: False for an entry of a project file the user has not trusted: it was
+            read without expanding its variables (its fields are as written), and it is
+            never started (:meth:`transport_config` refuses it).
 
     ``repr()`` never shows an expanded secret: env and header values are left out
     (their keys are shown), ``args`` are shown as written in the file (a
@@ -65,13 +68,14 @@ class ServerConfig:
     """
 
     __slots__ = ("name", "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "enabled",
-                 "source", "raw", "type_declared")
+                 "source", "raw", "type_declared", "trusted")
 
     def __init__(self, name: str, type: str = STDIO, *, command: Optional[str] = None,
                  args: Iterable[str] = (), env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
                  url: Optional[str] = None, headers: Optional[Mapping[str, str]] = None,
                  timeout: Optional[float] = None, enabled: bool = True, source: str = "<dict>",
-                 raw: Optional[Mapping[str, Any]] = None, type_declared: bool = True) -> None:
+                 raw: Optional[Mapping[str, Any]] = None, type_declared: bool = True,
+                 trusted: bool = True) -> None:
         self.name = name
         self.type = type
         self.command = command
@@ -84,7 +88,8 @@ class ServerConfig:
         self.enabled = enabled
         self.source = source
         self.type_declared = type_declared
-        self.raw: Dict[str, Any] = dict(raw) if raw is not None else self.transport_config()
+        self.trusted = trusted
+        self.raw: Dict[str, Any] = dict(raw) if raw is not None else self._as_dict()
 
     def __repr__(self) -> str:
         # Env and header values are often secrets: show their keys only. Arguments are shown as
@@ -98,7 +103,7 @@ class ServerConfig:
             extra += f", env_keys={sorted(self.env)!r}"
         if self.headers:
             extra += f", header_keys={sorted(self.headers)!r}"
-        state = "" if self.enabled else ", enabled=False"
+        state = ("" if self.enabled else ", enabled=False") + ("" if self.trusted else ", trusted=False")
         return f"ServerConfig({self.name!r}, {self.type!r}, {where}{extra}{state}, source={self.source!r})"
 
     def __eq__(self, other: object) -> bool:
@@ -122,7 +127,16 @@ class ServerConfig:
         return [str(arg) for arg in written]
 
     def transport_config(self) -> Dict[str, Any]:
-        """The dict :func:`mcpsync.create_transport` takes for this server (values expanded)."""
+        """The dict :func:`mcpsync.create_transport` takes for this server (values expanded).
+
+        Raises:
+            ConfigError: the entry comes from a project file that is not trusted.
+        """
+        if not self.trusted:
+            raise ConfigError(untrusted_reason(self.name, self.source), server=self.name, path=self.source)
+        return self._as_dict()
+
+    def _as_dict(self) -> Dict[str, Any]:
         if self.type == STDIO:
             config: Dict[str, Any] = {"type": STDIO, "command": self.command, "args": list(self.args)}
             if self.env:
@@ -143,6 +157,12 @@ class ServerConfig:
 
         canonical = json.dumps(self.raw, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def untrusted_reason(name: str, source: str) -> str:
+    """Why a server of an untrusted project file is not started, and what to do about it."""
+    return (f'server "{name}" not started: {source} is a project file you have not trusted (review it, then '
+            "answer mcpsync's question on a terminal, or pass --trust-project / trust_project=True)")
 
 
 class ConfigProblem(NamedTuple):
@@ -173,6 +193,8 @@ class Config:
         errors: servers whose entry is invalid, by name: a :class:`ConfigError` each.
         problems: files that were skipped (path and reason).
         files: the files that were read and contributed servers, in precedence order.
+        untrusted: the project files whose servers were read but not trusted (so not
+            expanded, and never started): see :func:`mcpsync.config.trust_project_file`.
     """
 
     def __init__(self) -> None:
@@ -180,6 +202,7 @@ class Config:
         self.errors: Dict[str, ConfigError] = {}
         self.problems: List[ConfigProblem] = []
         self.files: List[str] = []
+        self.untrusted: List[str] = []
 
     def __repr__(self) -> str:
         return (f"<Config servers={list(self.servers)} errors={list(self.errors)} "
@@ -205,6 +228,15 @@ class Config:
             self.errors[name] = server
         return True
 
+    def replace(self, name: str, server: Union[ServerConfig, ConfigError]) -> None:
+        """Put ``server`` (or its error) in place of the definition of ``name`` (kept in its place if valid)."""
+        if isinstance(server, ServerConfig):
+            self.errors.pop(name, None)
+            self.servers[name] = server
+        else:
+            self.servers.pop(name, None)
+            self.errors[name] = server
+
     def merge(self, other: "Config") -> None:
         """Add ``other``'s servers, errors, problems and files after this one's (first wins)."""
         for name, server in other.servers.items():
@@ -213,6 +245,7 @@ class Config:
             self.add(error, name)
         self.problems.extend(other.problems)
         self.files.extend(f for f in other.files if f not in self.files)
+        self.untrusted.extend(f for f in other.untrusted if f not in self.untrusted)
 
     def problem(self, path: str, reason: str) -> None:
         """Record (and log) a skipped file."""
