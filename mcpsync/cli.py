@@ -90,7 +90,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.debug:
             import traceback
 
-            traceback.print_exc()
+            # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
+            sys.stderr.write(_SECRETS.scrub("".join(traceback.format_exc())))
         _error(_first_line(exc))
         return _exit_code(exc)
 
@@ -140,6 +141,7 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
     server, tool, arguments = _positionals(args, target)
     starts = args.command != "servers" or args.status
     config, wanted = _load_config(args, target, server, starts)
+    _SECRETS.learn(config)
     manager = Manager(config, cache=not args.no_cache and not target and not _is_url(server),
                       timeout=args.timeout, reconnect=False)
     try:
@@ -391,11 +393,52 @@ def _first_line(value: Any) -> str:
 
 
 def _error(text: str) -> None:
-    print(f"mcpsync: error: {text}", file=sys.stderr)
+    print(f"mcpsync: error: {_SECRETS.scrub(text)}", file=sys.stderr)
 
 
 def _warn(text: str) -> None:
-    print(f"mcpsync: warning: {text}", file=sys.stderr)
+    print(f"mcpsync: warning: {_SECRETS.scrub(text)}", file=sys.stderr)
+
+
+class _Secrets:
+    """What the config's ``${VAR}``s expanded to, and other values that must never be printed.
+
+    mcpsync's own texts never quote them; this catches what foreign exceptions and log lines
+    might (a traceback's urllib3 error quotes the URL with its query). Each value of four or
+    more characters is replaced by ``***`` in error lines, warnings, ``--debug`` logs and tracebacks.
+    """
+
+    def __init__(self) -> None:
+        self.values: List[str] = []
+
+    def learn(self, config: "mcpconfig.Config", environ: Optional[Dict[str, str]] = None) -> None:
+        import os
+        import re
+        from urllib.parse import urlsplit
+
+        source = os.environ if environ is None else environ
+        found = set(self.values)
+        for server in config.servers.values():
+            if not server.trusted:
+                continue  # nothing was expanded
+            found.update(server.headers.values())
+            found.update(server.env.values())
+            found.update(arg for arg, written in zip(server.args, server.written_args()) if arg != written)
+            parts = urlsplit(server.url or "")
+            found.update(value for value in (parts.query, parts.password, parts.fragment) if value)
+            fields = {key: value for key, value in server.raw.items() if key not in ("command", "cwd")}  # paths
+            for name in re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields)):
+                if source.get(name):
+                    found.add(source[name])
+        self.values = sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        for value in self.values:
+            text = text.replace(value, "***")
+        return text
+
+
+_SECRETS = _Secrets()
 
 
 def _exit_code(exc: BaseException) -> int:
@@ -412,14 +455,19 @@ def _exit_code(exc: BaseException) -> int:
 
 class _OneLine(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return f"mcpsync: warning: {_first_line(record.getMessage())}"
+        return f"mcpsync: warning: {_SECRETS.scrub(_first_line(record.getMessage()))}"
+
+
+class _Scrubbed(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return _SECRETS.scrub(super().format(record))
 
 
 def _configure_logging(debug: bool) -> None:
     root = logging.getLogger("mcpsync")
     handler = logging.StreamHandler(sys.stderr)
     if debug:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_Scrubbed("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.setLevel(logging.DEBUG)
         root.addHandler(handler)
         return

@@ -167,3 +167,15 @@ def test_the_cli_debug_log_of_a_stdio_server_shows_no_expanded_argument(tmp_path
     assert out.returncode == 0, out.stderr
     assert "argument(s), not shown" in out.stderr
     assert SECRET not in out.stdout and SECRET not in out.stderr
+
+
+def test_the_cli_debug_traceback_hides_a_url_query_that_a_foreign_exception_quotes(tmp_path: Path) -> None:
+    sh = Shell(tmp_path)
+    config = sh.project / "servers.json"
+    config.write_text(json.dumps(servers(api={"type": "http", "url": "http://127.0.0.1:9/mcp?key=${API_KEY}",
+                                              "headers": {"X-Key": "${API_KEY}"}})))
+    sh.env["API_KEY"] = SECRET
+    out = sh.run("--config", str(config), "call", "api", "echo", "--debug")
+    assert out.returncode == 4 and "Traceback" in out.stderr
+    assert "Max retries exceeded with url: /mcp?***" in out.stderr  # urllib3's own text, scrubbed
+    assert SECRET not in out.stdout and SECRET not in out.stderr
