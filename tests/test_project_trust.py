@@ -134,8 +134,10 @@ def test_the_users_own_files_stay_trusted_also_when_run_in_the_home_directory(
         ("local", True), ("mine", True), ("cursor_mine", True)]
     assert found.servers["mine"].args == (SECRET,)
     monkeypatch.chdir(clone.home)  # ~/.cursor/mcp.json is then also "<cwd>/.cursor/mcp.json"
+    write(clone.home / ".claude.json", {"projects": {str(clone.home): {"mcpServers": {"here": {"command": "h"}}}}})
     at_home = mcpconfig.discover()
     assert at_home.untrusted == [] and at_home.servers["cursor_mine"].trusted
+    assert at_home.servers["here"].trusted  # the local scope of ~/.claude.json, for the home directory
 
 
 def test_a_project_entry_never_hides_a_user_server_without_a_warning_naming_both_files(

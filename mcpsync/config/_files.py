@@ -101,7 +101,9 @@ def discover(cwd: Optional[PathLike] = None, *, project: bool = True, user: bool
     for source in sources:
         if (source.level == "project" and not project) or (source.level == "user" and not user):
             continue
-        in_project = source.level == "project" and _inside(source.path, project_dir)
+        # ~/.claude.json's local scope is written by the user's own tool, not by the repository.
+        in_project = source.level == "project" and source.format != "claude-local" and _inside(source.path,
+                                                                                               project_dir)
         if in_project and user and _trust.record_key(source.path) in user_paths:
             continue  # run in the home directory: the file is the user's own, read at user level
         read = _read(config, source.path)
@@ -166,7 +168,10 @@ def _decide(path: Path, read: _Read, format: str, project_dir: Path, trust_proje
         return False  # nothing to start: nothing to ask about
     if not _trust.ask(str(path), entries):
         return False
-    _trust.record_trust(path, read.digest)
+    try:
+        _trust.record_trust(path, read.digest)
+    except ConfigError as exc:  # a read-only home, say: the answer still holds for this run
+        log.warning("%s; %s is trusted for this run only", exc, path)
     return True
 
 
