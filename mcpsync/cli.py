@@ -9,6 +9,7 @@
     mcpsync resources [SERVER]
     mcpsync prompts [SERVER]
     mcpsync tools -- python server.py        # a server given directly, not from configs
+    mcpsync trust [--revoke [FILE...]]       # the trusted project files; forget some
     mcpsync call https://host/mcp echo '{"text": "hi"}'
 
 Options (before or after the command): ``--config FILE`` (repeatable; instead
@@ -54,7 +55,7 @@ EXIT_REFUSED = 6
 EXIT_INTERRUPTED = 130
 
 DEFAULT_TIMEOUT = 30.0
-COMMANDS = ("servers", "tools", "call", "resources", "prompts")
+COMMANDS = ("servers", "tools", "call", "resources", "prompts", "trust")
 
 
 class UsageError(Exception):
@@ -125,6 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     for name, what in (("tools", "tools"), ("resources", "resources"), ("prompts", "prompts")):
         sub = commands.add_parser(name, parents=[common], help=f"list the {what} of every server, or of one")
         sub.add_argument("server", nargs="?", metavar="SERVER", help="a server name or an http(s) URL")
+    trust = commands.add_parser("trust", parents=[common], help="list the project config files you trusted, "
+                                                                "or forget them (--revoke)")
+    trust.add_argument("--revoke", nargs="*", metavar="FILE", default=argparse.SUPPRESS,
+                       help="forget the trust in FILE (default: this directory's project files)")
     call = commands.add_parser("call", parents=[common], help="call a tool and print its result",
                                description="SERVER may be an http(s) URL; with '-- COMMAND...' leave it out.")
     call.add_argument("words", nargs="+", metavar="SERVER TOOL [ARGUMENTS]",
@@ -137,6 +142,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace, target: List[str]) -> int:
     from .manager import Manager
+
+    if args.command == "trust":
+        if target:
+            raise UsageError("'trust' takes no server command")
+        return _trust(args)
 
     server, tool, arguments = _positionals(args, target)
     starts = args.command != "servers" or args.status
@@ -254,6 +264,34 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
     table = [(r["name"], r["state"], r["type"], str(r["tools"]) if r["state"] == "connected" else "-",
               _first_line(r["last_error"]) if r["last_error"] else r["source"]) for r in rows]
     _print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), table)
+    return EXIT_OK
+
+
+def _trust(args: argparse.Namespace) -> int:
+    """List the trust record (does each file still have the content that was trusted?), or forget entries."""
+    import hashlib
+    import os
+
+    revoke = getattr(args, "revoke", None)
+    if revoke is not None:
+        cwd = os.getcwd()
+        files = revoke or [str(source.path) for source in mcpconfig.discovery_sources(cwd)
+                           if source.level == "project" and source.format != "claude-local"]
+        forgotten = sum(mcpconfig.revoke_trust(path) for path in files)
+        print(f"forgot {forgotten} trusted project file{'' if forgotten == 1 else 's'}")
+        return EXIT_OK
+    rows = []
+    for path, digest in sorted(mcpconfig.trusted_projects().items()):
+        try:
+            with open(path, "rb") as stream:
+                state = "trusted" if hashlib.sha256(stream.read()).hexdigest() == digest else "changed"
+        except OSError:
+            state = "missing"
+        rows.append({"path": path, "state": state, "sha256": digest})
+    if args.json:
+        _print_json(rows)
+    else:
+        _print_table(("STATE", "PROJECT FILE"), [(row["state"], row["path"]) for row in rows])
     return EXIT_OK
 
 

@@ -347,3 +347,11 @@ def test_the_cli_asks_on_a_terminal_and_remembers_a_yes(clone: Clone, sh: Shell)
     assert SECRET not in terminal
     assert "evil" in output and clone.started() == [f"mcp-{SECRET}"]
     assert os.path.realpath(project) in mcpconfig.trusted_projects()  # asked once: remembered
+
+    listed = sh.run("trust")
+    assert listed.returncode == 0 and listed.stdout.splitlines()[1].split() == ["trusted", os.path.realpath(project)]
+    write(project, {"mcpServers": {"evil": clone.evil("changed")}})
+    assert json.loads(sh.run("trust", "--json").stdout)[0]["state"] == "changed"
+    revoked = sh.run("trust", "--revoke")  # default: this directory's project files
+    assert (revoked.returncode, revoked.stdout) == (0, "forgot 1 trusted project file\n")
+    assert sh.run("trust").stdout == "(none)\n" and mcpconfig.trusted_projects() == {}
