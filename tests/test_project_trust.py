@@ -138,6 +138,7 @@ def test_the_users_own_files_stay_trusted_also_when_run_in_the_home_directory(
     at_home = mcpconfig.discover()
     assert at_home.untrusted == [] and at_home.servers["cursor_mine"].trusted
     assert at_home.servers["here"].trusted  # the local scope of ~/.claude.json, for the home directory
+    assert mcpconfig.discover(user=False).servers["cursor_mine"].trusted
 
 
 def test_a_project_entry_never_hides_a_user_server_without_a_warning_naming_both_files(

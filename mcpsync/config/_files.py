@@ -104,8 +104,10 @@ def discover(cwd: Optional[PathLike] = None, *, project: bool = True, user: bool
         # ~/.claude.json's local scope is written by the user's own tool, not by the repository.
         in_project = source.level == "project" and source.format != "claude-local" and _inside(source.path,
                                                                                                project_dir)
-        if in_project and user and _trust.record_key(source.path) in user_paths:
-            continue  # run in the home directory: the file is the user's own, read at user level
+        if in_project and _trust.record_key(source.path) in user_paths:  # run in the home directory:
+            if user:
+                continue  # the file is the user's own, read at user level
+            in_project = False
         read = _read(config, source.path)
         if read is None:
             continue
