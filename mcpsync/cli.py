@@ -2,17 +2,23 @@
 
 ::
 
-    mcpsync servers                          # every configured server and its status
+    mcpsync servers                          # every configured server (nothing is started)
+    mcpsync servers --status                 # start them and show each one's status
     mcpsync tools [SERVER]                   # tools of every server, or of one
     mcpsync call SERVER TOOL '{"arg": 1}'    # call one tool, print its result
     mcpsync resources [SERVER]
     mcpsync prompts [SERVER]
     mcpsync tools -- python server.py        # a server given directly, not from configs
+    mcpsync trust [--revoke [FILE...]]       # the trusted project files; forget some
     mcpsync call https://host/mcp echo '{"text": "hi"}'
 
 Options (before or after the command): ``--config FILE`` (repeatable; instead
 of discovery), ``--timeout SECONDS`` (connect and call, default 30),
-``--json`` (machine-readable output), ``--no-cache``, ``--debug``.
+``--json`` (machine-readable output), ``--no-cache``, ``--debug``,
+``--trust-project`` (start the servers of this directory's project files for
+this run without asking; otherwise a command that starts servers asks on a
+terminal about each project file not yet trusted, and without a terminal leaves
+their servers out).
 
 Exit codes: 0 success; 1 the tool reported an error (``isError``) or another
 error; 2 usage (bad option, arguments not a JSON object); 3 configuration (no
@@ -49,7 +55,7 @@ EXIT_REFUSED = 6
 EXIT_INTERRUPTED = 130
 
 DEFAULT_TIMEOUT = 30.0
-COMMANDS = ("servers", "tools", "call", "resources", "prompts")
+COMMANDS = ("servers", "tools", "call", "resources", "prompts", "trust")
 
 
 class UsageError(Exception):
@@ -66,7 +72,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     for name, default in (("config", []), ("timeout", DEFAULT_TIMEOUT), ("json", False), ("debug", False),
-                          ("no_cache", False)):
+                          ("no_cache", False), ("trust_project", False), ("status", False)):
         if not hasattr(args, name):
             setattr(args, name, default)
     if args.command is None:
@@ -85,7 +91,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.debug:
             import traceback
 
-            traceback.print_exc()
+            # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
+            sys.stderr.write(_SECRETS.scrub("".join(traceback.format_exc())))
         _error(_first_line(exc))
         return _exit_code(exc)
 
@@ -102,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not read or write the tools cache")
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show mcpsync's logs, and tracebacks on errors")
+    common.add_argument("--trust-project", action="store_true", default=argparse.SUPPRESS,
+                        help="start the servers of this directory's project config files (.mcp.json, "
+                             ".cursor/mcp.json, .vscode/mcp.json ...) for this run, without asking")
     parser = argparse.ArgumentParser(
         prog="mcpsync", parents=[common],
         description="Inspect and call MCP servers from the config files you already have.",
@@ -109,10 +119,17 @@ def _parser() -> argparse.ArgumentParser:
                "'mcpsync tools https://host/mcp'. Exit codes: 0 ok, 1 tool error, 2 usage, 3 config, "
                "4 connection, 5 timeout, 6 refused by the server, 130 interrupted.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser("servers", parents=[common], help="list the configured servers and their status")
+    servers = commands.add_parser("servers", parents=[common],
+                                  help="list the configured servers (--status: start them and show their status)")
+    servers.add_argument("--status", "--connect", dest="status", action="store_true", default=argparse.SUPPRESS,
+                         help="start every trusted server and show its state, tools and last error")
     for name, what in (("tools", "tools"), ("resources", "resources"), ("prompts", "prompts")):
         sub = commands.add_parser(name, parents=[common], help=f"list the {what} of every server, or of one")
         sub.add_argument("server", nargs="?", metavar="SERVER", help="a server name or an http(s) URL")
+    trust = commands.add_parser("trust", parents=[common], help="list the project config files you trusted, "
+                                                                "or forget them (--revoke)")
+    trust.add_argument("--revoke", nargs="*", metavar="FILE", default=argparse.SUPPRESS,
+                       help="forget the trust in FILE (default: this directory's project files)")
     call = commands.add_parser("call", parents=[common], help="call a tool and print its result",
                                description="SERVER may be an http(s) URL; with '-- COMMAND...' leave it out.")
     call.add_argument("words", nargs="+", metavar="SERVER TOOL [ARGUMENTS]",
@@ -126,12 +143,20 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace, target: List[str]) -> int:
     from .manager import Manager
 
+    if args.command == "trust":
+        if target:
+            raise UsageError("'trust' takes no server command")
+        return _trust(args)
+
     server, tool, arguments = _positionals(args, target)
-    config, wanted = _load_config(args, target, server)
+    starts = args.command != "servers" or args.status
+    config, wanted = _load_config(args, target, server, starts)
+    _SECRETS.learn(config)
     manager = Manager(config, cache=not args.no_cache and not target and not _is_url(server),
                       timeout=args.timeout, reconnect=False)
     try:
-        manager.connect_all(startup_timeout=args.timeout)
+        if starts:
+            manager.connect_all(startup_timeout=args.timeout)
         if args.command == "servers":
             return _servers(manager, config, args)
         if args.command == "call":
@@ -182,9 +207,14 @@ def _is_url(text: Optional[str]) -> bool:
     return bool(text) and str(text).startswith(("http://", "https://"))
 
 
-def _load_config(args: argparse.Namespace, target: List[str],
-                 server: Optional[str]) -> Tuple["mcpconfig.Config", Optional[str]]:
-    """The servers to start, and the one the command is about (None: all of them)."""
+def _load_config(args: argparse.Namespace, target: List[str], server: Optional[str],
+                 starts: bool) -> Tuple["mcpconfig.Config", Optional[str]]:
+    """The servers to start, and the one the command is about (None: all of them).
+
+    Discovery trusts the project files the trust record has; with ``--trust-project``
+    every one (this run only); when the command ``starts`` servers, it asks on a
+    terminal about the others.
+    """
     if target:
         from .transports.stdio import default_name
 
@@ -200,7 +230,7 @@ def _load_config(args: argparse.Namespace, target: List[str],
         for path in args.config:
             config.merge(mcpconfig.load(path))
     else:
-        config = mcpconfig.discover()
+        config = mcpconfig.discover(trust_project=True if args.trust_project else "ask" if starts else False)
     if not config.names:
         where = ", ".join(args.config) if args.config else "any config file (see 'mcpsync --help')"
         raise ConfigError(f"no MCP servers found in {where}")
@@ -213,6 +243,7 @@ def _load_config(args: argparse.Namespace, target: List[str],
         only.add(config.servers[server], server)
         if not config.servers[server].enabled:
             raise ConfigError(f'server "{server}" is disabled in {config.servers[server].source}', server=server)
+        config.servers[server].transport_config()  # an untrusted project entry: ConfigError, saying what to do
     else:
         raise config.errors[server]
     return only, server
@@ -236,8 +267,42 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
     return EXIT_OK
 
 
+def _trust(args: argparse.Namespace) -> int:
+    """List the trust record (does each file still have the content that was trusted?), or forget entries."""
+    import hashlib
+    import os
+
+    revoke = getattr(args, "revoke", None)
+    if revoke is not None:
+        cwd = os.getcwd()
+        files = revoke or [str(source.path) for source in mcpconfig.discovery_sources(cwd)
+                           if source.level == "project" and source.format != "claude-local"]
+        forgotten = sum(mcpconfig.revoke_trust(path) for path in files)
+        print(f"forgot {forgotten} trusted project file{'' if forgotten == 1 else 's'}")
+        return EXIT_OK
+    rows = []
+    for path, digest in sorted(mcpconfig.trusted_projects().items()):
+        try:
+            with open(path, "rb") as stream:
+                state = "trusted" if hashlib.sha256(stream.read()).hexdigest() == digest else "changed"
+        except OSError:
+            state = "missing"
+        rows.append({"path": path, "state": state, "sha256": digest})
+    if args.json:
+        _print_json(rows)
+    else:
+        _print_table(("STATE", "PROJECT FILE"), [(row["state"], row["path"]) for row in rows])
+    return EXIT_OK
+
+
 def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> int:
-    names = [wanted] if wanted is not None else manager.servers
+    if wanted is not None:
+        names = [wanted]
+    else:  # untrusted project servers were named in discovery's warning; they are not started
+        names = [name for name, status in manager.status().items() if status.state != "untrusted"]
+        if not names:
+            raise ConfigError("no trusted MCP servers to start: the project's config files are not trusted "
+                              "(run on a terminal to be asked, or pass --trust-project)")
     rows: List[Dict[str, Any]] = []
     reached = 0
     failures: List[BaseException] = []
@@ -366,11 +431,52 @@ def _first_line(value: Any) -> str:
 
 
 def _error(text: str) -> None:
-    print(f"mcpsync: error: {text}", file=sys.stderr)
+    print(f"mcpsync: error: {_SECRETS.scrub(text)}", file=sys.stderr)
 
 
 def _warn(text: str) -> None:
-    print(f"mcpsync: warning: {text}", file=sys.stderr)
+    print(f"mcpsync: warning: {_SECRETS.scrub(text)}", file=sys.stderr)
+
+
+class _Secrets:
+    """What the config's ``${VAR}``s expanded to, and other values that must never be printed.
+
+    mcpsync's own texts never quote them; this catches what foreign exceptions and log lines
+    might (a traceback's urllib3 error quotes the URL with its query). Each value of four or
+    more characters is replaced by ``***`` in error lines, warnings, ``--debug`` logs and tracebacks.
+    """
+
+    def __init__(self) -> None:
+        self.values: List[str] = []
+
+    def learn(self, config: "mcpconfig.Config", environ: Optional[Dict[str, str]] = None) -> None:
+        import os
+        import re
+        from urllib.parse import urlsplit
+
+        source = os.environ if environ is None else environ
+        found = set(self.values)
+        for server in config.servers.values():
+            if not server.trusted:
+                continue  # nothing was expanded
+            found.update(server.headers.values())
+            found.update(server.env.values())
+            found.update(arg for arg, written in zip(server.args, server.written_args()) if arg != written)
+            parts = urlsplit(server.url or "")
+            found.update(value for value in (parts.query, parts.password, parts.fragment) if value)
+            fields = {key: value for key, value in server.raw.items() if key not in ("command", "cwd")}  # paths
+            for name in re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields)):
+                if source.get(name):
+                    found.add(source[name])
+        self.values = sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        for value in self.values:
+            text = text.replace(value, "***")
+        return text
+
+
+_SECRETS = _Secrets()
 
 
 def _exit_code(exc: BaseException) -> int:
@@ -387,14 +493,19 @@ def _exit_code(exc: BaseException) -> int:
 
 class _OneLine(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return f"mcpsync: warning: {_first_line(record.getMessage())}"
+        return f"mcpsync: warning: {_SECRETS.scrub(_first_line(record.getMessage()))}"
+
+
+class _Scrubbed(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return _SECRETS.scrub(super().format(record))
 
 
 def _configure_logging(debug: bool) -> None:
     root = logging.getLogger("mcpsync")
     handler = logging.StreamHandler(sys.stderr)
     if debug:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_Scrubbed("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.setLevel(logging.DEBUG)
         root.addHandler(handler)
         return

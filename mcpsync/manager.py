@@ -34,14 +34,14 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 from ._fleet.index import ManagedTool, ToolIndex
 from ._fleet.scheduler import Scheduler
 from ._fleet.server import (
-    CLOSED, CONNECTING, FAILED, WAITING, Host, ManagedServer, ReconnectPolicy, ServerStatus, release,
+    CLOSED, CONNECTING, FAILED, UNTRUSTED, WAITING, Host, ManagedServer, ReconnectPolicy, ServerStatus, release,
 )
 from ._fleet.toolcache import ToolCache
 from ._rpc.engine import DEFAULT_TIMEOUT
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from .cancel import CancelToken
 from .client import Client
-from .config import Config, ServerConfig, discover, load, parse_server
+from .config import Config, ServerConfig, TrustProject, discover, load, parse_server
 from .exceptions import ConfigError, TransportClosed, UnknownServerError, UnknownToolError
 from .types import CallToolResult, Tool
 
@@ -79,6 +79,10 @@ class Manager:
         client_options: options for every server's :class:`~mcpsync.Client` (``roots``,
             ``sampling_handler``, ``elicitation_handler``, ``logging_handler``, ``client_info``).
         environ: the variables for ``${VAR}`` expansion (default ``os.environ``).
+
+    A config from :meth:`discover` may hold entries of project files the user has not
+    trusted (``ServerConfig.trusted`` False): they are listed with state ``untrusted``,
+    and never started, reconnected or given tools.
 
     Thread safety: every method may be called from any thread at once. Nothing
     blocks while holding the manager's lock; each call blocks only its own thread.
@@ -132,13 +136,29 @@ class Manager:
 
     @classmethod
     def discover(cls, cwd: Union[str, "os.PathLike[str]", None] = None, *, project: bool = True,
-                 user: bool = True, **options: Any) -> "Manager":
+                 user: bool = True, trust_project: TrustProject = False, **options: Any) -> "Manager":
         """A manager for every server in the usual config files (see :func:`mcpsync.config.discover`).
 
         ``options`` are :class:`Manager`'s keyword arguments. Nothing is started
         until :meth:`connect_all` (or ``with``).
+
+        Project files (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json`` ... in
+        ``cwd``) come with the repository, so their servers start only when trusted:
+
+        - ``trust_project=False`` (the default): only files the trust record has, with
+          their current content; the others' servers are listed with state
+          ``untrusted`` and never started, and their ``${VAR}`` s are not expanded.
+        - ``trust_project="ask"``: as False, but first ask on the terminal (stdin and
+          stderr both terminals) about each untrusted file, listing what it would run;
+          a yes is recorded. Without a terminal nothing is asked.
+        - ``trust_project=True``: trust every project file for this manager, without
+          recording it (for a job that runs a repository it already vetted).
+
+        A config given to :class:`Manager` directly (a path, a dict) is trusted: you named it.
         """
-        return cls(discover(cwd, project=project, user=user, environ=options.get("environ")), **options)
+        found = discover(cwd, project=project, user=user, environ=options.get("environ"),
+                         trust_project=trust_project)
+        return cls(found, **options)
 
     def __repr__(self) -> str:
         with self._cond:
@@ -253,7 +273,7 @@ class Manager:
             if server is not None:
                 self._server_locked(server)
             live = {name for name, s in self._servers.items()
-                    if s.state not in (FAILED, CLOSED) and (server is None or name == server)}
+                    if s.state not in (FAILED, CLOSED, UNTRUSTED) and (server is None or name == server)}
             return self._index.tools(live)
 
     def tool(self, qualified_name: str) -> ManagedTool:
@@ -360,7 +380,8 @@ class Manager:
                    connect: bool = True) -> None:
         """Add a server; it starts connecting at once if the manager is started and ``connect``.
 
-        ``config`` is an ``mcpServers`` entry (``${VAR}`` is expanded) or a ServerConfig.
+        ``config`` is an ``mcpServers`` entry (``${VAR}`` is expanded) or a ServerConfig;
+        one with ``trusted=False`` is added in state ``untrusted`` and never started.
 
         Raises:
             ConfigError: the entry is invalid, or a server of that name exists.

@@ -31,6 +31,7 @@ class Shell:
         self.env = {key: value for key, value in os.environ.items() if not key.startswith(("XDG_", "MCPSYNC_"))}
         self.env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(self.home / ".config"),
                         XDG_CACHE_HOME=str(self.home / ".cache"), PYTHONPATH=str(ROOT))
+        self.trust_project = False  # True: every run passes --trust-project (the project files are the test's)
 
     def write_config(self, servers: Dict[str, Any], name: str = ".mcp.json") -> Path:
         path = self.project / name
@@ -38,7 +39,8 @@ class Shell:
         return path
 
     def run(self, *args: str, input: Optional[str] = None, timeout: float = 60) -> "subprocess.CompletedProcess[str]":
-        return subprocess.run([sys.executable, "-m", "mcpsync", *args], cwd=self.project, env=self.env,
+        trust = ["--trust-project"] if self.trust_project else []
+        return subprocess.run([sys.executable, "-m", "mcpsync", *trust, *args], cwd=self.project, env=self.env,
                               capture_output=True, text=True, input=input, timeout=timeout)
 
 
@@ -54,7 +56,7 @@ def test_servers_prints_a_status_table_of_the_discovered_config(sh: Shell) -> No
         "invalid": {"type": "telepathy"},
         "sleeping": {"command": "x", "enabled": False},
     })
-    out = sh.run("servers")
+    out = sh.run("servers", "--status", "--trust-project")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].split() == ["SERVER", "STATE", "TYPE", "TOOLS", "SOURCE", "/", "ERROR"]
@@ -65,7 +67,7 @@ def test_servers_prints_a_status_table_of_the_discovered_config(sh: Shell) -> No
     assert rows["invalid"].split()[1] == "failed" and "unknown type 'telepathy'" in rows["invalid"]
     assert rows["sleeping"].split()[1] == "disabled"
 
-    data = json.loads(sh.run("servers", "--json").stdout)
+    data = json.loads(sh.run("servers", "--json", "--connect", "--trust-project").stdout)
     assert [(row["name"], row["state"]) for row in data] == [
         ("good", "connected"), ("broken", "failed"), ("invalid", "failed"), ("sleeping", "disabled")]
 
@@ -86,6 +88,7 @@ def test_tools_lists_every_server_or_one(sh: Shell) -> None:
 
 def test_call_prints_the_result_and_uses_documented_exit_codes(sh: Shell) -> None:
     sh.write_config({"s": stdio("slow_start.py", "--tools", "echo"), "dead": stdio("misbehaving.py", "exit-early")})
+    sh.trust_project = True
     ok = sh.run("call", "s", "echo", '{"text": "hello there"}')
     assert (ok.returncode, ok.stdout, ok.stderr) == (0, "hello there\n", "")
     as_json = sh.run("call", "s", "echo", "-", "--json", input='{"text": "from stdin"}')
@@ -130,6 +133,7 @@ def test_a_server_given_directly_needs_no_config(sh: Shell) -> None:
 
 
 def test_no_servers_or_a_malformed_file_are_reported_clearly(sh: Shell) -> None:
+    sh.trust_project = True
     out = sh.run("tools")
     assert out.returncode == 3 and out.stderr.startswith("mcpsync: error: no MCP servers found")
     (sh.project / ".mcp.json").write_text("{ nope")
@@ -143,6 +147,7 @@ def test_no_servers_or_a_malformed_file_are_reported_clearly(sh: Shell) -> None:
 
 def test_a_server_still_starting_at_the_timeout_exits_5(sh: Shell, tmp_path: Path) -> None:
     sh.write_config({"slow": stdio("slow_start.py", "--wait-for", str(tmp_path / "never"))})
+    sh.trust_project = True
     out = sh.run("call", "slow", "echo", "--timeout", "0.5")
     assert out.returncode == 5
     assert out.stderr == "mcpsync: error: MCP server not connected: slow; last error: Request timeout after 500ms\n"

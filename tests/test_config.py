@@ -99,7 +99,7 @@ def test_vscode_files_may_have_comments_trailing_commas_and_workspace_variables(
         /* another */ "web": {"type": "http", "url": "https://example.com/mcp", "headers": {"X": "1"}},
       },
     }""")
-    found = mcpconfig.discover(user=False)
+    found = mcpconfig.discover(user=False, trust_project=True)
     assert found.problems == []
     assert found.servers["files"].args == ("server", f"{project}/data", "a//b")
     assert found.servers["web"].headers == {"X": "1"}
@@ -227,7 +227,8 @@ def test_the_config_package_keeps_every_name_and_path_it_had_as_one_module() -> 
     import pickle
 
     assert mcpconfig.__all__ == ["Config", "ConfigProblem", "ConfigSource", "ServerConfig", "discover",
-                                 "discovery_sources", "expand", "load", "parse_server"]
+                                 "discovery_sources", "expand", "load", "parse_server", "revoke_trust",
+                                 "trust_file", "trust_project_file", "trusted_projects"]
     for name in ("from_mapping", "STDIO", "HTTP", "SSE", "PathLike", "log"):  # used outside __all__
         assert hasattr(mcpconfig, name), name
     assert (mcpconfig.STDIO, mcpconfig.HTTP, mcpconfig.SSE) == ("stdio", "http", "sse")

@@ -364,7 +364,7 @@ def test_discover_builds_a_manager_from_the_working_directory(tmp_path: Path, mo
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": stdio("misbehaving.py", "good")}}))
-    with Manager.discover(project, cache=cache_dir) as manager:
+    with Manager.discover(project, cache=cache_dir, trust_project=True) as manager:
         manager.wait(15)
         assert names(manager) == ["mcp_proj_echo"]
         assert manager.server_status("proj").source == str(project / ".mcp.json")

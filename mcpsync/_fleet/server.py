@@ -43,6 +43,7 @@ DEFERRED = "deferred"
 FAILED = "failed"
 RECONNECTING = "reconnecting"
 CLOSED = "closed"
+UNTRUSTED = "untrusted"
 #: States in which a call waits for the connection instead of failing.
 WAITING = frozenset({CONNECTING, DEFERRED, RECONNECTING})
 
@@ -82,7 +83,8 @@ class ServerStatus:
         name: the server's name.
         state: ``idle`` (not started), ``connecting``, ``connected``, ``deferred``
             (still connecting; its cached tools are served), ``failed``,
-            ``reconnecting`` or ``closed``.
+            ``reconnecting``, ``closed``, or ``untrusted`` (from a project file the
+            user has not trusted: never started; ``last_error`` says what to do).
         type: ``stdio``, ``http`` or ``sse`` (``unknown`` for an invalid config).
         source: the config file the server came from.
         tools: how many tools it currently contributes.
@@ -182,6 +184,13 @@ class ManagedServer:
             self._record_locked(error)
             self.state = FAILED
             self.reason = "invalid config"
+        elif config is not None and not config.trusted:
+            try:
+                config.transport_config()  # refuses an untrusted entry, saying why and what to do
+            except ConfigError as exc:
+                self._record_locked(exc)
+            self.state = UNTRUSTED
+            self.reason = "its project file is not trusted"
 
     def __repr__(self) -> str:
         return f"<ManagedServer {self.name!r} {self.state}>"
@@ -237,7 +246,7 @@ class ManagedServer:
         Raises:
             ConfigError: the server's config is invalid.
         """
-        if self.config is None:
+        if self.config is None or self.state == UNTRUSTED:
             assert isinstance(self.last_exc, ConfigError)
             raise self.last_exc
         old = [c for c in (self.client, self.attempt) if c is not None]

@@ -1,19 +1,27 @@
 """Config files: which ones :func:`discover` reads (and in what order), and reading one
-file, whatever tool wrote it, into a :class:`Config` (:func:`load` for a named one)."""
+file, whatever tool wrote it, into a :class:`Config` (:func:`load` for a named one).
+
+Project files (those inside the directory discovery looks at) are read as untrusted
+unless the user trusted them (:mod:`._trust`): their entries are listed, never expanded
+or started, and never hide a user's server of the same name.
+"""
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Literal, Mapping, NamedTuple, Optional, Union
 
 from ..exceptions import ConfigError
+from . import _trust
 from ._jsonc import parse_json
-from ._model import Config, ConfigSource
+from ._model import Config, ConfigSource, log
 from ._parse import from_mapping
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: How :func:`discover` treats project files not yet trusted: False leaves them untrusted, True
+#: trusts them for this call (nothing is recorded), "ask" asks on a terminal (else as False).
+TrustProject = Union[bool, Literal["ask"]]
 
 
 def load(source: Union[PathLike, Mapping[str, Any], Config], *,
@@ -29,7 +37,9 @@ def load(source: Union[PathLike, Mapping[str, Any], Config], *,
         return config
     path = Path(os.fspath(source)).expanduser()
     config = Config()
-    _read_into(config, path, "mcpServers", environ, cwd=None, missing_is_problem=True)
+    read = _read(config, path, missing_is_problem=True)
+    if read is not None:
+        _parse_into(config, read, path, "mcpServers", environ, cwd=None, trusted=True)
     if not config.problems and not config.names:
         config.problem(str(path), 'no "mcpServers" (or "servers") map found')
     return config
@@ -43,7 +53,7 @@ def discovery_sources(cwd: Optional[PathLike] = None) -> List[ConfigSource]:
     """
     project = Path(os.fspath(cwd)) if cwd is not None else Path.cwd()
     home = Path.home()
-    config_dir = _user_config_dir(home)
+    config_dir = _trust.user_config_dir()
     claude_json = home / ".claude.json"
     return [
         ConfigSource(project / ".mcpsync.json", "project", "mcpServers", "mcpsync (project)"),
@@ -64,39 +74,141 @@ def discovery_sources(cwd: Optional[PathLike] = None) -> List[ConfigSource]:
 
 
 def discover(cwd: Optional[PathLike] = None, *, project: bool = True, user: bool = True,
-             environ: Optional[Mapping[str, str]] = None) -> Config:
+             environ: Optional[Mapping[str, str]] = None, trust_project: TrustProject = False) -> Config:
     """Read every file of :func:`discovery_sources` that exists; the first definition of a name wins.
 
     ``project=False`` skips the project-level files, ``user=False`` the user-level
     ones. Files are read fresh on every call. A malformed file is recorded in
     ``problems`` and skipped; it never stops the other files from being read.
+
+    A file inside ``cwd`` (``.mcp.json``, ``.cursor/mcp.json`` ...) came with the
+    project, so it is trusted only if the trust record has its path and its
+    current content hash, or ``trust_project`` is True (this call only, nothing
+    recorded), or ``trust_project="ask"`` and the user says yes on the terminal
+    (recorded). An untrusted file's entries are read without expanding any
+    variable, get ``trusted=False`` (never started) and never hide a user-level
+    server of the same name; the file is listed in ``Config.untrusted`` and a
+    warning says what to do. A trusted project entry that hides a user-level one
+    is used, with a warning naming both files.
     """
+    if trust_project not in (True, False, "ask"):
+        raise ValueError(f"trust_project must be True, False or 'ask', not {trust_project!r}")
     project_dir = Path(os.fspath(cwd)) if cwd is not None else Path.cwd()
+    sources = discovery_sources(project_dir)
+    user_paths = {_trust.record_key(s.path) for s in sources if s.level == "user"}
     config = Config()
-    for source in discovery_sources(project_dir):
+    origin: Dict[str, _Origin] = {}
+    for source in sources:
         if (source.level == "project" and not project) or (source.level == "user" and not user):
             continue
-        _read_into(config, source.path, source.format, environ, cwd=project_dir)
+        # ~/.claude.json's local scope is written by the user's own tool, not by the repository.
+        in_project = source.level == "project" and source.format != "claude-local" and _inside(source.path,
+                                                                                               project_dir)
+        if in_project and _trust.record_key(source.path) in user_paths:  # run in the home directory:
+            if user:
+                continue  # the file is the user's own, read at user level
+            in_project = False
+        read = _read(config, source.path)
+        if read is None:
+            continue
+        trusted = not in_project or _decide(source.path, read, source.format, project_dir, trust_project)
+        found = Config()
+        _parse_into(found, read, source.path, source.format, environ, project_dir, trusted)
+        _merge(config, found, _Origin(source.level, str(source.path), trusted), origin)
+        if not trusted and found.names:
+            config.untrusted.append(str(source.path))
+            log.warning("Not starting %s of %s: a project file you have not trusted (review it, then answer "
+                        "mcpsync's question on a terminal, or pass --trust-project / trust_project=True)",
+                        ", ".join(found.names), source.path)
     return config
 
 
-def _read_into(config: Config, path: Path, format: str, environ: Optional[Mapping[str, str]],
-               cwd: Optional[Path], missing_is_problem: bool = False) -> None:
+class _Origin(NamedTuple):
+    level: str
+    path: str
+    trusted: bool
+
+
+class _Read(NamedTuple):
+    data: Any
+    digest: str
+
+
+def _merge(config: Config, found: Config, where: _Origin, origin: Dict[str, _Origin]) -> None:
+    """Add one file's servers; a project entry and a user entry of one name: warn, and let the trusted win."""
+    for name in found.names:
+        server = found.servers[name] if name in found.servers else found.errors[name]
+        before = origin.get(name)
+        if before is None:
+            config.add(server, name)
+            origin[name] = where
+        elif before.level == "project" and where.level == "user" and before.path != where.path:
+            if before.trusted:
+                log.warning("Server %r of project file %s hides the server of that name in your %s",
+                            name, before.path, where.path)
+            else:
+                log.warning("Server %r of project file %s is not trusted: using the server of that name in "
+                            "your %s instead", name, before.path, where.path)
+                config.replace(name, server)
+                origin[name] = where
+        else:
+            config.add(server, name)  # the same level: first wins, as ever (logged at debug)
+    config.problems.extend(found.problems)
+    config.files.extend(f for f in found.files if f not in config.files)
+
+
+def _decide(path: Path, read: _Read, format: str, project_dir: Path, trust_project: TrustProject) -> bool:
+    """Whether a project file's content is trusted now (asking on the terminal when told to)."""
+    if trust_project is True or _trust.is_trusted(path, read.digest):
+        return True
+    if trust_project != "ask":
+        return False
+    listed = Config()
+    _parse_into(listed, read, path, format, None, project_dir, trusted=False)
+    entries = list(listed.servers.values()) + list(listed.errors.values())
+    if not entries:
+        return False  # nothing to start: nothing to ask about
+    if not _trust.ask(str(path), entries):
+        return False
+    try:
+        _trust.record_trust(path, read.digest)
+    except ConfigError as exc:  # a read-only home, say: the answer still holds for this run
+        log.warning("%s; %s is trusted for this run only", exc, path)
+    return True
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    try:
+        Path(os.path.abspath(path)).relative_to(os.path.abspath(directory))
+    except ValueError:
+        return False
+    return True
+
+
+def _read(config: Config, path: Path, missing_is_problem: bool = False) -> Optional[_Read]:
+    """The file's JSON and the hash of its bytes (what is parsed is what was hashed); None if skipped."""
     shown = str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig")
     except FileNotFoundError:
         if missing_is_problem:
             config.problem(shown, "file not found")
-        return
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         config.problem(shown, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
-        return
+        return None
     try:
-        data = parse_json(text)
+        return _Read(parse_json(text), _trust.content_hash(raw))
     except ValueError as exc:
         config.problem(shown, f"invalid JSON: {exc}")
-        return
+        return None
+
+
+def _parse_into(config: Config, read: _Read, path: Path, format: str, environ: Optional[Mapping[str, str]],
+                cwd: Optional[Path], trusted: bool) -> None:
+    shown = str(path)
+    data = read.data
     if format in ("claude-local", "claude-user"):
         data = _claude_section(data, format, cwd)
         if data is None:
@@ -105,7 +217,7 @@ def _read_into(config: Config, path: Path, format: str, environ: Optional[Mappin
     extra = {"workspaceFolder": str(cwd)} if format == "vscode" and cwd is not None else None
     try:
         found = from_mapping(data, source=shown, format=format, environ=environ,
-                             base_dir=str(path.parent), extra=extra)
+                             base_dir=str(path.parent), extra=extra, trusted=trusted)
     except ConfigError as exc:
         config.problem(shown, str(exc))
         return
@@ -128,12 +240,3 @@ def _claude_section(data: Any, format: str, cwd: Optional[Path]) -> Optional[Dic
         if isinstance(section, dict) and section.get("mcpServers"):
             return {"mcpServers": section["mcpServers"]}
     return None
-
-
-def _user_config_dir(home: Path) -> Path:
-    if sys.platform == "win32":
-        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support"
-    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-

@@ -7,6 +7,7 @@ import json
 import logging
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
+from urllib.parse import urlsplit
 
 from ..exceptions import ConfigError
 
@@ -15,6 +16,31 @@ log = logging.getLogger("mcpsync.config")
 STDIO = "stdio"
 HTTP = "http"
 SSE = "sse"
+
+
+def display_url(url: str) -> str:
+    """``url`` as reprs, logs and error texts may show it: without userinfo, query or fragment.
+
+    A query (``?key=...``) or userinfo (``user:pass@``) often holds a credential, so
+    either is replaced by ``...``; scheme, host, port and path stay. A text that
+    does not parse as a URL is shown only by its length.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return f"<unparsable URL, {len(url)} characters>"
+    host = parts.hostname or ""
+    if port is not None:
+        host = f"{host}:{port}"
+    if parts.username is not None or parts.password is not None:
+        host = f"...@{host}"
+    shown = f"{parts.scheme}://{host}{parts.path}" if parts.scheme or host else parts.path
+    if parts.query:
+        shown += "?..."
+    if parts.fragment:
+        shown += "#..."
+    return shown
 
 
 class ServerConfig:
@@ -32,16 +58,24 @@ class ServerConfig:
             fall back from Streamable HTTP to legacy SSE).
         raw: the entry exactly as written, before ``${VAR}`` expansion (the tools cache
             key is a hash of it, so rotating a secret in the environment keeps the cache).
+        trusted: False for an entry of a project file the user has not trusted: it was
+            read without expanding its variables (its fields are as written), and it is
+            never started (:meth:`transport_config` refuses it).
+
+    ``repr()`` never shows an expanded secret: env and header values are left out
+    (their keys are shown), ``args`` are shown as written in the file (a
+    ``${TOKEN}`` stays ``${TOKEN}``), and a URL without its userinfo and query.
     """
 
     __slots__ = ("name", "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "enabled",
-                 "source", "raw", "type_declared")
+                 "source", "raw", "type_declared", "trusted")
 
     def __init__(self, name: str, type: str = STDIO, *, command: Optional[str] = None,
                  args: Iterable[str] = (), env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
                  url: Optional[str] = None, headers: Optional[Mapping[str, str]] = None,
                  timeout: Optional[float] = None, enabled: bool = True, source: str = "<dict>",
-                 raw: Optional[Mapping[str, Any]] = None, type_declared: bool = True) -> None:
+                 raw: Optional[Mapping[str, Any]] = None, type_declared: bool = True,
+                 trusted: bool = True) -> None:
         self.name = name
         self.type = type
         self.command = command
@@ -54,17 +88,22 @@ class ServerConfig:
         self.enabled = enabled
         self.source = source
         self.type_declared = type_declared
-        self.raw: Dict[str, Any] = dict(raw) if raw is not None else self.transport_config()
+        self.trusted = trusted
+        self.raw: Dict[str, Any] = dict(raw) if raw is not None else self._as_dict()
 
     def __repr__(self) -> str:
-        # Env and header values are often secrets: show their keys only.
-        where = f"command={self.command!r}, args={list(self.args)!r}" if self.type == STDIO else f"url={self.url!r}"
+        # Env and header values are often secrets: show their keys only. Arguments are shown as
+        # written (before ${VAR} expansion) and URLs without query or userinfo, for the same reason.
+        if self.type == STDIO:
+            where = f"command={self.command!r}, args={self.written_args()!r}"
+        else:
+            where = f"url={display_url(self.url or '')!r}"
         extra = ""
         if self.env:
             extra += f", env_keys={sorted(self.env)!r}"
         if self.headers:
             extra += f", header_keys={sorted(self.headers)!r}"
-        state = "" if self.enabled else ", enabled=False"
+        state = ("" if self.enabled else ", enabled=False") + ("" if self.trusted else ", trusted=False")
         return f"ServerConfig({self.name!r}, {self.type!r}, {where}{extra}{state}, source={self.source!r})"
 
     def __eq__(self, other: object) -> bool:
@@ -74,8 +113,30 @@ class ServerConfig:
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking fields; never used as a key
 
+    def written_args(self) -> List[str]:
+        """The arguments as the entry writes them, before ``${VAR}`` expansion (safe to show).
+
+        When the entry as written cannot be matched to the arguments one by one, each
+        argument is shown as ``"..."``.
+        """
+        command, args = self.raw.get("command"), self.raw.get("args")
+        written: List[Any] = list(command[1:]) if isinstance(command, list) else []
+        written += list(args) if isinstance(args, list) else []
+        if len(written) != len(self.args):
+            return ["..."] * len(self.args)
+        return [str(arg) for arg in written]
+
     def transport_config(self) -> Dict[str, Any]:
-        """The dict :func:`mcpsync.create_transport` takes for this server (values expanded)."""
+        """The dict :func:`mcpsync.create_transport` takes for this server (values expanded).
+
+        Raises:
+            ConfigError: the entry comes from a project file that is not trusted.
+        """
+        if not self.trusted:
+            raise ConfigError(untrusted_reason(self.name, self.source), server=self.name, path=self.source)
+        return self._as_dict()
+
+    def _as_dict(self) -> Dict[str, Any]:
         if self.type == STDIO:
             config: Dict[str, Any] = {"type": STDIO, "command": self.command, "args": list(self.args)}
             if self.env:
@@ -96,6 +157,12 @@ class ServerConfig:
 
         canonical = json.dumps(self.raw, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def untrusted_reason(name: str, source: str) -> str:
+    """Why a server of an untrusted project file is not started, and what to do about it."""
+    return (f'server "{name}" not started: {source} is a project file you have not trusted (review it, then '
+            "answer mcpsync's question on a terminal, or pass --trust-project / trust_project=True)")
 
 
 class ConfigProblem(NamedTuple):
@@ -126,6 +193,8 @@ class Config:
         errors: servers whose entry is invalid, by name: a :class:`ConfigError` each.
         problems: files that were skipped (path and reason).
         files: the files that were read and contributed servers, in precedence order.
+        untrusted: the project files whose servers were read but not trusted (so not
+            expanded, and never started): see :func:`mcpsync.config.trust_project_file`.
     """
 
     def __init__(self) -> None:
@@ -133,6 +202,7 @@ class Config:
         self.errors: Dict[str, ConfigError] = {}
         self.problems: List[ConfigProblem] = []
         self.files: List[str] = []
+        self.untrusted: List[str] = []
 
     def __repr__(self) -> str:
         return (f"<Config servers={list(self.servers)} errors={list(self.errors)} "
@@ -158,6 +228,15 @@ class Config:
             self.errors[name] = server
         return True
 
+    def replace(self, name: str, server: Union[ServerConfig, ConfigError]) -> None:
+        """Put ``server`` (or its error) in place of the definition of ``name`` (kept in its place if valid)."""
+        if isinstance(server, ServerConfig):
+            self.errors.pop(name, None)
+            self.servers[name] = server
+        else:
+            self.servers.pop(name, None)
+            self.errors[name] = server
+
     def merge(self, other: "Config") -> None:
         """Add ``other``'s servers, errors, problems and files after this one's (first wins)."""
         for name, server in other.servers.items():
@@ -166,6 +245,7 @@ class Config:
             self.add(error, name)
         self.problems.extend(other.problems)
         self.files.extend(f for f in other.files if f not in self.files)
+        self.untrusted.extend(f for f in other.untrusted if f not in self.untrusted)
 
     def problem(self, path: str, reason: str) -> None:
         """Record (and log) a skipped file."""

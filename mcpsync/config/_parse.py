@@ -9,7 +9,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..exceptions import ConfigError
-from ._model import HTTP, SSE, STDIO, Config, ServerConfig
+from ._model import HTTP, SSE, STDIO, Config, ServerConfig, display_url
 
 log = logging.getLogger("mcpsync.config")
 
@@ -19,6 +19,10 @@ _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
+# An HTTP header name is a "token" (RFC 9110); a value may hold no control character but a tab.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_CONTROL_NAMES = {"\r": "a carriage return (\\r)", "\n": "a line feed (\\n)", "\x00": "a NUL byte"}
 
 
 # -- ${VAR} expansion ---------------------------------------------------------------------
@@ -63,25 +67,30 @@ def expand(text: str, environ: Optional[Mapping[str, str]] = None,
 
 def parse_server(name: str, entry: Any, *, source: str = "<dict>", format: str = "mcpServers",
                  environ: Optional[Mapping[str, str]] = None, base_dir: Optional[str] = None,
-                 extra: Optional[Mapping[str, str]] = None) -> ServerConfig:
+                 extra: Optional[Mapping[str, str]] = None, trusted: bool = True) -> ServerConfig:
     """Validate one ``mcpServers`` entry and expand its variables.
 
     ``format`` adjusts the few fields other tools spell differently (Gemini's
     ``url`` means legacy SSE and its ``httpUrl`` Streamable HTTP). A relative
     ``cwd`` is taken relative to ``base_dir`` (the config file's folder).
+    ``trusted=False`` (an entry of a project file the user has not trusted)
+    expands nothing: the environment is never read, the fields stay as written,
+    and the result has ``trusted=False`` so it is never started.
 
     Raises:
         ConfigError: the name or entry is invalid, or a variable is unset; the
             text starts ``server "<name>": ``.
     """
     try:
-        return _parse_entry(name, entry, source, format, environ, base_dir, extra)
+        server = _parse_entry(name, entry, source, format, environ if trusted else {}, base_dir, extra, trusted)
     except ConfigError as exc:
         raise ConfigError(f'server "{name}": {exc}', server=name, path=source) from None
+    server.trusted = trusted
+    return server
 
 
 def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optional[Mapping[str, str]],
-                 base_dir: Optional[str], extra: Optional[Mapping[str, str]]) -> ServerConfig:
+                 base_dir: Optional[str], extra: Optional[Mapping[str, str]], expand_all: bool) -> ServerConfig:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(f"invalid server name {name!r}: use 1-100 letters, digits, spaces and _ . - @ / : +")
     if not isinstance(entry, dict):
@@ -93,7 +102,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         return ServerConfig(name, kind, enabled=False, source=source, raw=entry)
 
     def text(value: str, where: str) -> str:
-        return expand(value, environ, extra, where=where)
+        return expand(value, environ, extra, where=where) if expand_all else value
 
     timeout = _timeout(fields.get("timeout"))
     if kind == STDIO:
@@ -103,8 +112,8 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         if cwd is not None:
             if not isinstance(cwd, str) or not cwd:
                 raise ConfigError('"cwd" must be a non-empty string')
-            cwd = os.path.expanduser(text(cwd, "cwd"))
-            if base_dir is not None and not os.path.isabs(cwd):
+            cwd = os.path.expanduser(text(cwd, "cwd")) if expand_all else cwd  # untrusted: as written
+            if base_dir is not None and expand_all and not os.path.isabs(cwd):
                 cwd = os.path.normpath(os.path.join(base_dir, cwd))
         return ServerConfig(
             name, STDIO, command=text(command, "command"),
@@ -114,13 +123,40 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
     url = fields.get("url")
     if not isinstance(url, str) or not url:
         raise ConfigError(f'missing "url" (a {kind} server needs the endpoint URL)')
+    written_url = url
     url = text(url, "url")
-    if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"url {url!r} is not an http:// or https:// URL")
+    if not url.startswith(("http://", "https://")) and (expand_all or not url.startswith("${")):
+        # Shown as written and without its query: the expanded URL may hold a secret.
+        raise ConfigError(f"url {display_url(written_url)!r} is not an http:// or https:// URL")
+    _check_no_control(url, "url")
     headers = {key: text(value, f"headers.{key}") for key, value in _string_map(fields, "headers").items()}
+    for key, value in headers.items():
+        _check_header(key, value)
     declared = "type" in fields or "transport" in fields
     return ServerConfig(name, kind, url=url, headers=headers, timeout=timeout, source=source, raw=entry,
                         type_declared=declared)
+
+
+def _check_header(name: str, value: str) -> None:
+    """Refuse a header ``requests`` would refuse at send time, naming the header, never its value."""
+    if not _HEADER_NAME.fullmatch(name):
+        raise ConfigError(f"header name {name!r} is not a valid HTTP header name (use letters, digits and "
+                          "!#$%&'*+-.^_`|~, no spaces or colons)")
+    _check_no_control(value, f'header "{name}"')
+    if value[:1].isspace():
+        raise ConfigError(f'header "{name}" starts with whitespace (the value is not shown); remove it')
+
+
+def _check_no_control(value: str, what: str) -> None:
+    bad = _CONTROL.search(value)
+    if bad is None:
+        return
+    char = bad.group()
+    kind = _CONTROL_NAMES.get(char, f"a control character (U+{ord(char):04X})")
+    hint = (" (a variable read from a file with Windows line endings often ends in one: strip it)"
+            if char in "\r\n" else "")
+    at = " at its end" if bad.start() == len(value) - 1 else ""
+    raise ConfigError(f"{what} has {kind}{at} in its value (the value is not shown); remove it{hint}")
 
 
 def _normalise(entry: Dict[str, Any], format: str) -> Dict[str, Any]:
@@ -248,8 +284,10 @@ def _json_type(value: Any) -> str:
 
 def from_mapping(data: Mapping[str, Any], *, source: str = "<dict>", format: str = "mcpServers",
                  environ: Optional[Mapping[str, str]] = None, base_dir: Optional[str] = None,
-                 extra: Optional[Mapping[str, str]] = None) -> Config:
+                 extra: Optional[Mapping[str, str]] = None, trusted: bool = True) -> Config:
     """Parse a config dict: ``{"mcpServers": {...}}``, ``{"servers": {...}}`` or a bare name map.
+
+    ``trusted=False`` reads every entry without expanding it (see :func:`parse_server`).
 
     Raises:
         ConfigError: ``data`` is not shaped like a config (the servers map is not an object).
@@ -259,7 +297,7 @@ def from_mapping(data: Mapping[str, Any], *, source: str = "<dict>", format: str
     for name, entry in servers.items():
         try:
             config.add(parse_server(name, entry, source=source, format=format, environ=environ,
-                                    base_dir=base_dir, extra=extra), name)
+                                    base_dir=base_dir, extra=extra, trusted=trusted), name)
         except ConfigError as exc:
             log.warning("%s", exc)
             config.add(exc, name)

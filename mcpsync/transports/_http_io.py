@@ -148,6 +148,16 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
         if isinstance(cause, (NewConnectionError, ConnectTimeoutError, ConnectionRefusedError)):
             return ConnectError(f"Cannot connect to {where}: {_reason(exc)}")
         return TransportError(f"Connection to {where} lost: {_reason(exc)}")
+    if isinstance(exc, requests.exceptions.InvalidHeader):
+        # requests quotes the refused value (often a token): name the header, never show the value.
+        tb, header = exc.__traceback__, None
+        while tb is not None and header is None:  # requests.utils.check_header_validity's (name, value)
+            frame = tb.tb_frame
+            found = frame.f_locals.get("header") if frame.f_globals.get("__name__") == "requests.utils" else None
+            header, tb = (found if isinstance(found, tuple) and len(found) == 2 else None), tb.tb_next
+        named = f"header {str(header[0])!r}" if header is not None else "a header"
+        return TransportError(f"HTTP request to {where} not sent: {named} has a line break, control character or "
+                              "leading whitespace that HTTP does not allow (its value is not shown); fix the header")
     if isinstance(exc, requests.exceptions.RequestException):
         return TransportError(f"HTTP request to {where} failed: {_reason(exc)}")
     import http.client  # noqa: PLC0415 (lazy, as above)

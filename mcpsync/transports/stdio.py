@@ -149,7 +149,9 @@ class StdioTransport(Transport):
         self._drain.start()
         self._reader.start()
         self._watcher.start()
-        log.debug("[%s] Started %s (pid %d)", self.name, argv, self._proc.pid)
+        # Arguments often hold secrets (expanded from ${VAR}): log the program and their count, never their values.
+        log.debug("[%s] Started %s with %d argument(s), not shown (pid %d)", self.name, argv[0], len(argv) - 1,
+                  self._proc.pid)
 
     def _write(self, message: JSONObject) -> None:
         self._writer.write(message)

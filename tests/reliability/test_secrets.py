@@ -198,7 +198,8 @@ def test_the_cli_never_prints_a_secret_even_with_debug(http_server: Any, tmp_pat
     env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONPATH=str(ROOT),
                TOKEN=token, WRONG=wrong, API_KEY=env_value)
     outputs: List[str] = []
-    for args in (["servers", "--json"], ["servers"], ["tools"], ["call", "remote", "echo", '{"text": "hi"}'],
+    for args in (["servers", "--json", "--status"], ["servers", "--status"], ["servers"], ["tools"],
+                 ["call", "remote", "echo", '{"text": "hi"}'],
                  ["call", "refused", "echo", "{}"], ["call", "local", "echo", '{"text": "hi"}']):
         for debug in ([], ["--debug"]):
             done = subprocess.run([sys.executable, "-m", "mcpsync", *args, "--config", str(config), *debug],
