@@ -58,3 +58,17 @@ def test_the_tools_command_shows_nothing_for_a_tool_without_a_description(tmp_pa
     assert rows["bare"] == []  # not "str", the type of the missing text
 
 
+# -- item 16: the reader never writes ---------------------------------------------------------------
+
+def test_a_server_flooding_requests_while_not_reading_cannot_stall_the_reader(logs: Any) -> None:
+    with connect("deaf-flood") as client:
+        for _ in range(3):  # each flood overfills the pipe the server does not read, and the outbox
+            assert client.call_tool("flood", timeout=15).text == "done"
+        answered = json.loads(client.call_tool("stats").text)["answered"]
+        client.ping()
+    assert 0 < answered < 3 * 20_000
+    dropped = [w for w in warnings_from(logs, ENGINE_LOG) if "Reply queue full" in w]
+    assert dropped and dropped[0].endswith("(1 dropped so far)")
+    assert len(dropped) <= 3 + 60_000 // 1000  # said, not shouted
+
+

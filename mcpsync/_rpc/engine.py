@@ -25,7 +25,7 @@ from .incoming import IncomingRequests, InlineHandler, RequestHandler
 from .jsonrpc import JSONObject, RequestId
 from .options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
 from .wire import Wire
-from .workers import SerialDispatcher, WorkerPool
+from .workers import DropReport, Outbox, SerialDispatcher, WorkerPool
 from ..cancel import CancelToken
 from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
 
@@ -83,7 +83,9 @@ class Engine:
     Progress callbacks and notification sinks run, in arrival order, on one
     dispatcher thread; the peer's requests run on a small worker pool (see
     :attr:`incoming`); neither ever runs on the reader thread, except inline
-    handlers (meant for ``ping``), which must not block.
+    handlers (meant for ``ping``), which must not block. :meth:`receive` never
+    blocks and never writes: answers made on the reader thread are written by the
+    outbox thread (see :mod:`mcpsync._rpc.incoming`).
     """
 
     def __init__(self, wire: Wire, *, name: str = "mcp", default_timeout: Optional[float] = DEFAULT_TIMEOUT,
@@ -108,7 +110,8 @@ class Engine:
         self._notification_hook: Optional[NotificationSink] = None
         self.unknown_responses = 0
         #: The peer's requests: set their handlers and whether they are answered here.
-        self.incoming = IncomingRequests(name, self._pool, self._write_reply)
+        self.incoming = IncomingRequests(name, self._pool, self._write_reply, Outbox(name))
+        self._drops = DropReport()
 
     # -- outgoing ---------------------------------------------------------------
 
@@ -449,9 +452,9 @@ class Engine:
     def _report_drop(self, what: str) -> None:
         if self._closed is not None:
             return
-        dropped = self._dispatcher.dropped
-        if dropped == 1 or dropped % 1000 == 0:
-            log.warning("[%s] Notification queue full: dropped %s (%d dropped so far)", self.name, what, dropped)
+        if self._drops.note():
+            log.warning("[%s] Notification queue full: dropped %s (%d dropped so far)", self.name, what,
+                        self._drops.count)
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -488,6 +491,7 @@ class Engine:
         if final is not None and not self._dispatcher.submit(final):
             final()
         self._pool.stop(join_timeout)
+        self.incoming.stop(join_timeout)
         self._dispatcher.stop(join_timeout)
 
 

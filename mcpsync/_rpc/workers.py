@@ -3,13 +3,18 @@
 ``SerialDispatcher`` runs callbacks one at a time in arrival order (for
 notifications and progress). ``WorkerPool`` runs server-to-client requests on
 a few threads, since a handler may block for minutes or call the client back.
-Both start their threads lazily, bound their queues, and say what they drop.
+``Outbox`` writes, on its own thread, what the reader thread must send but must
+never write itself (answers to the peer's requests refused or answered on the
+reader, such as ``ping``): a write can block on a peer that stops reading, and a
+reader blocked there stops reading too. All three start their threads lazily,
+bound their queues, and say what they drop (see :class:`DropReport`).
 """
 
 from __future__ import annotations
 
 import collections
 import logging
+import math
 import threading
 import time
 from typing import Any, Callable, Deque, List, Optional, Tuple
@@ -107,6 +112,41 @@ class JobQueue(LazyThreads):
         """Let queued jobs finish, then end the threads (bounded by ``timeout`` in all)."""
         for name in self._stop_threads(timeout):
             log.warning("Thread %s still busy after %.1fs; leaving it", name, timeout)
+
+
+class Outbox(JobQueue):
+    """Runs the reader thread's writes, one at a time in order, on one thread of its own.
+
+    Its queue is bounded by count (``limit``); what does not fit is refused
+    (``submit`` returns False) and the caller drops it and says so.
+    """
+
+    def __init__(self, name: str, limit: int = 1024) -> None:
+        super().__init__(f"mcpsync-reply[{name}]", 1, limit)
+
+
+class DropReport:
+    """Says, without flooding the log, that something was dropped: a WARNING for the first drop,
+    then for every thousandth, and for the first after ``quiet`` seconds without a report.
+
+    :meth:`note` returns whether to log this drop now; it is cheap and thread-safe enough
+    for counting (a lost update only moves when the next line is logged).
+    """
+
+    __slots__ = ("count", "_quiet", "_last")
+
+    def __init__(self, quiet: float = 10.0) -> None:
+        self.count = 0
+        self._quiet = quiet
+        self._last = -math.inf
+
+    def note(self) -> bool:
+        self.count += 1
+        now = time.monotonic()
+        if self.count == 1 or self.count % 1000 == 0 or now - self._last >= self._quiet:
+            self._last = now
+            return True
+        return False
 
 
 class SerialDispatcher(JobQueue):
