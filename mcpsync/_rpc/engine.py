@@ -365,6 +365,14 @@ class Engine:
             return
         self._receive_one(message)
 
+    def refuse(self, message: Any, error: ProtocolError) -> None:
+        """Reader thread: the transport decoded ``message`` but will not deliver it (``error`` says
+        why, e.g. :class:`~mcpsync._rpc.jsonrpc.NestedTooDeeply`). If it is a response to a pending
+        request, that request fails now with a ProtocolError naming ``error`` instead of waiting out
+        its timeout; anything else is left to the caller to log. Never blocks, never raises."""
+        if isinstance(message, dict):
+            self._fail_malformed_response(message, error)
+
     def _receive_one(self, message: Any) -> None:
         try:
             self._route(message)

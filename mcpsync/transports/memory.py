@@ -11,7 +11,7 @@ import threading
 from typing import Any, Callable, List, Optional
 
 from .._rpc.engine import DEFAULT_TIMEOUT
-from .._rpc.jsonrpc import JSONObject, decode, encode
+from .._rpc.jsonrpc import JSONObject, NestedTooDeeply, decode, encode
 from ..exceptions import ProtocolError, TransportClosed
 from .base import Transport
 
@@ -58,7 +58,9 @@ class MemoryTransport(Transport):
             try:
                 self._engine.receive(decode(message) if isinstance(message, (str, bytes)) else
                                      decode(encode(message)))
-            except ProtocolError:
+            except ProtocolError as exc:
+                if isinstance(exc, NestedTooDeeply):
+                    self._engine.refuse(exc.value, exc)  # as the stdio reader does
                 if isinstance(message, (str, bytes)):
                     return  # a real reader skips undecodable lines
                 raise

@@ -271,6 +271,8 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
             try:
                 engine.receive(rpc.decode(line))
             except ProtocolError as exc:
+                if isinstance(exc, rpc.NestedTooDeeply):
+                    engine.refuse(exc.value, exc)  # a too-deep answer fails its call now
                 transport = me()
                 if transport is not None:
                     transport.skipped_lines += 1

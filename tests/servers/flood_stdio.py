@@ -17,8 +17,8 @@ Modes
                      20,000) ``ping`` requests (ids "p<n>") and answers the call with "done", then
                      reads again; ``tools/call stats`` answers the JSON of {"answered": n} (how many
                      of its pings were answered so far)
-  deep-schema        ``tools/list`` holds a tool "deep" whose inputSchema nests ``--depth`` (default
-                     250) objects; ``tools/call`` answers "right"
+  deep-schema        ``tools/list`` holds a tool "deep" whose inputSchema is ``--depth`` (default 250)
+                     JSON levels deep (the whole message 4 more); ``tools/call`` answers "right"
   no-description     ``tools/list`` holds a tool "bare" with no description and one "told" whose
                      description is "Has one."
   spawn-helper       at start, starts a helper process (a Python sleeping for an hour) and writes
@@ -66,9 +66,10 @@ def read_message() -> Any:
 
 
 def nested_schema(depth: int) -> Json:
+    """A schema ``depth`` JSON levels deep (itself included): arrays of arrays of ... objects."""
     schema: Json = {"type": "object"}
     for _ in range(depth - 1):
-        schema = {"type": "object", "properties": {"x": schema}}
+        schema = {"type": "array", "items": schema}
     return schema
 
 
