@@ -8,6 +8,7 @@ never blocks on a write, and the CLI shows what a server sent.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -142,3 +143,95 @@ def test_to_dict_copies_any_depth_without_recursion() -> None:
     while node:
         node, depth = node["x"], depth + 1
     assert depth == 5000
+
+
+# -- item 12: byte budgets for queued messages ------------------------------------------------------
+
+MiB = 1024 * 1024
+
+
+def test_big_notifications_behind_a_slow_handler_are_held_within_a_byte_budget(logs: Any) -> None:
+    count, size = 800, 512 * 1024  # 400 MiB in all: the unbudgeted queue held nearly all of it
+    release = threading.Event()
+    seen: List[int] = []
+
+    def slow(params: Any) -> None:
+        seen.append(1)
+        release.wait(60)  # the first notification holds the dispatcher until the call is answered
+
+    gc.collect()
+    before = rss_bytes()
+    with connect("big-notifications", "--count", str(count), "--size", str(size), timeout=60) as client:
+        client.on_notification("notifications/message", slow)
+        dispatcher = client.transport._engine._dispatcher
+        try:
+            assert client.call_tool("flood", timeout=60).text == "done"  # read past every notification
+            grown = rss_bytes() - before
+            held, dropped = dispatcher.queued_bytes, dispatcher.dropped
+        finally:
+            release.set()
+        client.ping()
+    assert grown < 120 * MiB, f"RSS grew {grown / MiB:.0f} MiB"  # the budget is 16 MiB; unbounded: ~400
+    assert held <= dispatcher.max_bytes + size + 4096
+    assert len(seen) + dropped == count  # closing ran what was queued: each one delivered or counted
+    assert dispatcher.dropped_for_bytes == dropped > count // 2
+    drops = [w for w in warnings_from(logs, ENGINE_LOG) if "Notification queue over its byte budget" in w]
+    assert drops[0].startswith("[flood_stdio] Notification queue over its byte budget (16 MiB): dropped "
+                               "notifications/message of ")
+    assert drops[0].endswith("(1 dropped so far, 1 of them for bytes)")
+    assert len(drops) <= 2  # said, not shouted
+
+
+def test_big_server_requests_behind_busy_handlers_are_refused_past_a_byte_budget(logs: Any) -> None:
+    count, size = 300, 1024 * 1024  # the pool's count limit (256) alone let it hold 256 MiB
+    release = threading.Event()
+    started = threading.Event()
+
+    def sampling(params: Dict[str, Any]) -> Dict[str, Any]:
+        started.set()
+        release.wait(60)
+        return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
+
+    gc.collect()
+    before = rss_bytes()
+    with connect("big-requests", "--count", str(count), "--size", str(size), timeout=60,
+                 sampling_handler=sampling) as client:
+        pool = client.transport._engine._pool
+        result: Dict[str, Any] = {}
+        caller = threading.Thread(target=lambda: result.update(json.loads(client.call_tool("flood", timeout=60).text)))
+        caller.start()
+        try:
+            assert started.wait(30)
+            until(lambda: pool.dropped + pool.queued_bytes // size + 4 >= count, timeout=60)  # all read
+            grown = rss_bytes() - before
+            held = pool.queued_bytes
+        finally:
+            release.set()
+            caller.join(60)
+        client.ping()
+    assert grown < 150 * MiB, f"RSS grew {grown / MiB:.0f} MiB"  # the budget is 16 MiB; unbounded: ~260
+    assert held <= pool.max_bytes + size + 4096
+    assert result["results"] + result["errors"] == count
+    assert result["errors"] == pool.dropped == pool.dropped_for_bytes > count // 2  # each refused, and answered
+    refusals = [w for w in warnings_from(logs, ENGINE_LOG) if "byte budget" in w]
+    assert "refusing sampling/createMessage (1 refused so far, 1 of them for bytes)" in refusals[0]
+
+
+def test_a_queue_takes_one_message_of_any_size_and_refuses_more_past_its_budget() -> None:
+    from mcpsync._rpc.workers import JobQueue
+
+    queue = JobQueue("budget-test", 1, 4, max_bytes=100)
+    busy, gate, ran = threading.Event(), threading.Event(), []
+    try:
+        assert queue.submit(lambda: (busy.set(), gate.wait(10)))
+        assert busy.wait(10)  # its one thread is held: what follows stays queued
+        assert queue.offer(500, ran.append, "big") is None  # alone in the queue: taken whatever its size
+        assert queue.offer(1, ran.append, "small") == "over budget"
+        assert queue.submit(ran.append, "sizeless")  # a job of no size is bounded by count only
+        assert queue.queued_bytes == 500 and queue.dropped == queue.dropped_for_bytes == 1
+        assert queue.submit(ran.append, "3") and queue.submit(ran.append, "4")
+        assert queue.offer(0, ran.append, "5") == "full"
+    finally:
+        gate.set()
+        queue.stop(10)
+    assert ran == ["big", "sizeless", "3", "4"] and queue.queued_bytes == 0

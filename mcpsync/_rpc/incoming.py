@@ -84,8 +84,11 @@ class IncomingRequests:
 
     # -- the reader thread ----------------------------------------------------------------
 
-    def receive(self, message: JSONObject) -> None:
-        """Dispatch one request (already classified as one) from the reader thread; never blocks."""
+    def receive(self, message: JSONObject, size: int = 0) -> None:
+        """Dispatch one request (already classified as one) from the reader thread; never blocks.
+
+        ``size`` is the bytes it arrived as (0: unknown, then estimated), counted against the
+        pool's byte budget; a request refused for the budget or the count gets ``-32603``."""
         request_id, method, params = message["id"], message["method"], message.get("params")
         if not self._answering:
             if self._unanswered.note():
@@ -102,12 +105,22 @@ class IncomingRequests:
             token = CancelToken()
             with self._lock:
                 self._running[request_id] = token
-            if not self._pool.submit(self._serve, request_id, method, params, token):
+            refused = self._pool.offer(size or rpc.rough_size(params), self._serve, request_id, method, params,
+                                       token)
+            if refused is not None:
                 with self._lock:
                     self._running.pop(request_id, None)
+                if refused == "stopped":
+                    return  # the connection is closing: nobody reads an answer
                 if self._refusals.note():  # say it, without letting a flood flood the log
-                    log.warning("[%s] Too many server requests in flight; refusing %s (%d refused so far)",
-                                self.name, method, self._refusals.count)
+                    if refused == "full":
+                        log.warning("[%s] Too many server requests in flight; refusing %s (%d refused so far)",
+                                    self.name, method, self._refusals.count)
+                    else:
+                        log.warning("[%s] Server requests queued hold more than their byte budget (%d MiB); "
+                                    "refusing %s (%d refused so far, %d of them for bytes)", self.name,
+                                    (self._pool.max_bytes or 0) // (1024 * 1024), method, self._refusals.count,
+                                    self._pool.dropped_for_bytes)
                 self._send_later(rpc.make_error(request_id, rpc.INTERNAL_ERROR, "Client overloaded; try again later"))
 
     def cancel(self, request_id: Any, reason: Any) -> None:

@@ -11,6 +11,7 @@ copy, a schema walk, the JSON encoder) run out of stack with a ``RecursionError`
 
 from __future__ import annotations
 
+import itertools
 import json
 import json.scanner
 from typing import Any, Callable, Dict, Optional, Tuple, Union, cast
@@ -165,6 +166,29 @@ def nesting_depth(value: Any) -> int:
                     below.append(child)
         level = below
     return depth
+
+
+def rough_size(value: Any, nodes: int = 64) -> int:
+    """A cheap guess at the bytes ``value`` takes as JSON, for a message whose size its transport
+    did not measure: the lengths of the strings among the first ``nodes`` values it visits (keys
+    included) plus a few bytes for each other value. The cost does not grow with ``value``."""
+    total = 0
+    pending = [value]
+    while pending and nodes > 0:
+        item = pending.pop()
+        nodes -= 1
+        kind = type(item)
+        if kind is str:
+            total += len(item) + 2
+        elif kind is dict:
+            total += 2 + sum(len(key) + 4 for key in itertools.islice(item, nodes))
+            pending.extend(itertools.islice(item.values(), nodes))
+        elif kind is list:
+            total += 2
+            pending.extend(item[:nodes])
+        else:
+            total += 8
+    return total
 
 
 def classify(message: Any) -> str:

@@ -56,8 +56,8 @@ class MemoryTransport(Transport):
             raise TransportClosed()
         with self._feed_lock:  # one "reader" at a time, as on a real wire
             try:
-                self._engine.receive(decode(message) if isinstance(message, (str, bytes)) else
-                                     decode(encode(message)))
+                raw = message if isinstance(message, (str, bytes)) else encode(message)
+                self._engine.receive(decode(raw), len(raw))
             except ProtocolError as exc:
                 if isinstance(exc, NestedTooDeeply):
                     self._engine.refuse(exc.value, exc)  # as the stdio reader does

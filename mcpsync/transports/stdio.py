@@ -269,7 +269,7 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
             if not line.strip():
                 continue
             try:
-                engine.receive(rpc.decode(line))
+                engine.receive(rpc.decode(line), len(line))
             except ProtocolError as exc:
                 if isinstance(exc, rpc.NestedTooDeeply):
                     engine.refuse(exc.value, exc)  # a too-deep answer fails its call now
