@@ -475,3 +475,30 @@ def test_answers_made_on_the_reader_thread_are_written_by_the_outbox_thread_neve
         assert [m["id"] for m, _, _ in wire.timed] == [1, 2]
     finally:
         engine.close(lambda: TransportClosed())
+
+
+def test_a_cancelled_handlers_token_fires_off_the_reader_thread():
+    # The token's callbacks are the handler's own code: they must not run on (and hold) the reader.
+    from mcpsync._rpc.engine import Engine
+
+    fired = []
+    started, done, release = threading.Event(), threading.Event(), threading.Event()
+
+    def handler(method, params, token):
+        token.add_callback(lambda reason: (fired.append((threading.current_thread().name, reason)), done.set()))
+        started.set()
+        release.wait(10)
+        return {}
+
+    engine = Engine(RecordingWire(), name="cancels")
+    engine.incoming.set_handler(handler)
+    try:
+        engine.receive({"jsonrpc": "2.0", "id": "s1", "method": "work"})  # this thread plays the reader
+        assert started.wait(5)
+        engine.receive({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": "s1", "reason": "stop"}})
+        assert done.wait(5)
+        assert fired == [("mcpsync-reply[cancels]-0", "stop")]
+    finally:
+        release.set()
+        engine.close(lambda: TransportClosed())

@@ -235,3 +235,15 @@ def test_a_queue_takes_one_message_of_any_size_and_refuses_more_past_its_budget(
         gate.set()
         queue.stop(10)
     assert ran == ["big", "sizeless", "3", "4"] and queue.queued_bytes == 0
+
+
+def test_a_flood_of_garbage_lines_is_counted_but_not_logged_line_by_line(logs: Any) -> None:
+    from .reliability.conftest import hostile_stdio
+
+    with mcpsync.connect(hostile_stdio("garbage-bytes"), timeout=60, shutdown_timeout=0.5) as client:
+        assert client.call_tool("echo").text == "right"
+        skipped = client.transport.skipped_lines
+    logged = [w for w in warnings_from(logs, "mcpsync.transport.stdio") if "Skipping a line" in w]
+    assert skipped > 15_000
+    assert 100 <= len(logged) <= 100 + skipped // 1000 + 5  # the first hundred, then a few with the count
+    assert all("skipped so far" in w for w in logged[100:])

@@ -165,24 +165,26 @@ class Outbox(JobQueue):
 
 
 class DropReport:
-    """Says, without flooding the log, that something was dropped: a WARNING for the first drop,
-    then for every thousandth, and for the first after ``quiet`` seconds without a report.
+    """Says, without flooding the log, that something was dropped: a WARNING for the first
+    ``first`` drops, then for every thousandth, and for the first after ``quiet`` seconds
+    without a report.
 
     :meth:`note` returns whether to log this drop now; it is cheap and thread-safe enough
     for counting (a lost update only moves when the next line is logged).
     """
 
-    __slots__ = ("count", "_quiet", "_last")
+    __slots__ = ("count", "first", "_quiet", "_last")
 
-    def __init__(self, quiet: float = 10.0) -> None:
+    def __init__(self, quiet: float = 10.0, first: int = 1) -> None:
         self.count = 0
+        self.first = first
         self._quiet = quiet
         self._last = -math.inf
 
     def note(self) -> bool:
         self.count += 1
         now = time.monotonic()
-        if self.count == 1 or self.count % 1000 == 0 or now - self._last >= self._quiet:
+        if self.count <= self.first or self.count % 1000 == 0 or now - self._last >= self._quiet:
             self._last = now
             return True
         return False
