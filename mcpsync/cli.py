@@ -321,7 +321,8 @@ def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> i
         _print_json(rows)
     elif args.command == "tools":
         _print_table(("SERVER", "TOOL", "DESCRIPTION"),
-                     [(r["server"], r["name"], _first_line(r.get("description") or "")) for r in rows])
+                     [(r["server"], r["name"], _first_line(r["description"]) if str(r.get("description") or "").strip()
+                       else "") for r in rows])
     elif args.command == "resources":
         _print_table(("SERVER", "URI", "NAME", "MIME TYPE"),
                      [(r["server"], r.get("uri", ""), r.get("name", ""), r.get("mimeType") or "") for r in rows])

@@ -64,6 +64,46 @@ class _Field(Generic[T]):
         return obj._data.get(self.key, self.default)  # noqa: SLF001 same module: a field reads its object's dict
 
 
+def _copy_json(value: Any) -> Any:
+    """A deep copy of ``value``, iterative over dicts and lists (tuples become lists, as in JSON).
+
+    The stack never grows with the nesting, so a schema of any depth copies; a value
+    that is not a dict, list or tuple is copied with :func:`copy.deepcopy` (JSON's
+    strings, numbers, booleans and null are returned as they are). Shared or circular
+    containers are copied once, as :func:`copy.deepcopy` does.
+    """
+    if type(value) not in _CONTAINERS:
+        return value if type(value) in _ATOMS else copy.deepcopy(value)
+    seen: Dict[int, Any] = {}
+    root: Any = {} if isinstance(value, dict) else []
+    seen[id(value)] = root
+    pending = [(value, root)]
+    while pending:
+        source, target = pending.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, child in items:
+            kind = type(child)
+            if kind in _ATOMS:
+                copied = child
+            elif kind in _CONTAINERS or isinstance(child, (dict, list, tuple)):
+                copied = seen.get(id(child))
+                if copied is None:
+                    copied = {} if isinstance(child, dict) else []
+                    seen[id(child)] = copied
+                    pending.append((child, copied))
+            else:
+                copied = copy.deepcopy(child)
+            if isinstance(target, dict):
+                target[key] = copied
+            else:
+                target.append(copied)
+    return root
+
+
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+_CONTAINERS = frozenset((dict, list, tuple))
+
+
 class MCPObject:
     """Base of every typed result: a view over a wire dict."""
 
@@ -82,8 +122,11 @@ class MCPObject:
         return obj
 
     def to_dict(self) -> Dict[str, Any]:
-        """The wire dict, camelCase keys, unknown fields included (a deep copy)."""
-        return copy.deepcopy(self._data)
+        """The wire dict, camelCase keys, unknown fields included (a deep copy).
+
+        Copied without recursion, so no depth of nesting raises RecursionError.
+        """
+        return cast(Dict[str, Any], _copy_json(self._data))
 
     @property
     def meta(self) -> Optional[Dict[str, Any]]:

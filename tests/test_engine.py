@@ -11,6 +11,7 @@ import pytest
 
 from mcpsync import CancelToken, MCPError, RequestCancelled, RequestTimeout, TransportClosed
 
+from .conftest import until
 from .peer import ScriptedPeer
 
 
@@ -443,6 +444,61 @@ def test_with_answering_off_a_peer_request_is_logged_and_never_answered(logs):
         assert any("no server-to-client requests" in m for m in logs.messages())
         engine.incoming.set_answering(True)
         engine.receive({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        until(lambda: wire.timed != [])  # written by the outbox thread: the reader never writes
         assert [m for m, _, _ in wire.timed] == [{"jsonrpc": "2.0", "id": 8, "result": {}}]
+        assert wire.untimed == []
     finally:
+        engine.close(lambda: TransportClosed())
+
+
+def test_answers_made_on_the_reader_thread_are_written_by_the_outbox_thread_never_the_reader():
+    from mcpsync._rpc.engine import Engine
+
+    writers = []
+    written = threading.Event()
+
+    class Wire(RecordingWire):
+        def timed_write(self, message, deadline, cancel):
+            writers.append(threading.current_thread().name)
+            super().timed_write(message, deadline, cancel)
+            if len(self.timed) == 2:
+                written.set()
+
+    wire = Wire()
+    engine = Engine(wire, name="off")
+    engine.incoming.set_inline_handler("ping", lambda params: {})
+    try:
+        engine.receive({"jsonrpc": "2.0", "id": 1, "method": "ping"})  # this thread plays the reader
+        engine.receive({"jsonrpc": "2.0", "id": 2, "method": "no/handler"})
+        assert written.wait(5)
+        assert writers == ["mcpsync-reply[off]-0"] * 2
+        assert [m["id"] for m, _, _ in wire.timed] == [1, 2]
+    finally:
+        engine.close(lambda: TransportClosed())
+
+
+def test_a_cancelled_handlers_token_fires_off_the_reader_thread():
+    # The token's callbacks are the handler's own code: they must not run on (and hold) the reader.
+    from mcpsync._rpc.engine import Engine
+
+    fired = []
+    started, done, release = threading.Event(), threading.Event(), threading.Event()
+
+    def handler(method, params, token):
+        token.add_callback(lambda reason: (fired.append((threading.current_thread().name, reason)), done.set()))
+        started.set()
+        release.wait(10)
+        return {}
+
+    engine = Engine(RecordingWire(), name="cancels")
+    engine.incoming.set_handler(handler)
+    try:
+        engine.receive({"jsonrpc": "2.0", "id": "s1", "method": "work"})  # this thread plays the reader
+        assert started.wait(5)
+        engine.receive({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": "s1", "reason": "stop"}})
+        assert done.wait(5)
+        assert fired == [("mcpsync-reply[cancels]-0", "stop")]
+    finally:
+        release.set()
         engine.close(lambda: TransportClosed())

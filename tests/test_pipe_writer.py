@@ -175,3 +175,29 @@ def test_a_closed_connection_stops_the_flusher(piped):
     writer.detach()
     writer.join(5)
     assert writer._flusher is None
+
+
+def test_lines_left_to_a_writer_stuck_on_a_full_pipe_are_bounded(piped):
+    # A holds the pipe, waiting on a server that does not read. Threads that do not wait for
+    # their line (notifications, answers) may leave theirs to A, but only up to QUEUE_LIMIT:
+    # past that each waits for the pipe itself and gives up at its deadline, holding nothing.
+    from mcpsync import RequestTimeout
+    from mcpsync.transports._pipe_writer import QUEUE_LIMIT
+
+    writer, read_fd, _ = piped
+    fill(writer._fd)
+    token = CancelToken()
+    thread = threading.Thread(target=lambda: pytest.raises(RequestCancelled, writer.write, request(0),
+                                                           cancel=token))
+    thread.start()
+    until(writer._lock.locked)
+    try:
+        for n in range(QUEUE_LIMIT):
+            writer.write(request(n + 1), deadline=time.monotonic() + 10)  # queued for A: returns at once
+        for n in range(3):
+            with pytest.raises(RequestTimeout):
+                writer.write(request(QUEUE_LIMIT + n + 1), deadline=time.monotonic() + 0.05)
+        assert len(writer._queue) == QUEUE_LIMIT
+    finally:
+        token.cancel()
+        thread.join(10)

@@ -25,7 +25,7 @@ from .incoming import IncomingRequests, InlineHandler, RequestHandler
 from .jsonrpc import JSONObject, RequestId
 from .options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
 from .wire import Wire
-from .workers import SerialDispatcher, WorkerPool
+from .workers import DropReport, Outbox, SerialDispatcher, WorkerPool
 from ..cancel import CancelToken
 from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
 
@@ -83,7 +83,9 @@ class Engine:
     Progress callbacks and notification sinks run, in arrival order, on one
     dispatcher thread; the peer's requests run on a small worker pool (see
     :attr:`incoming`); neither ever runs on the reader thread, except inline
-    handlers (meant for ``ping``), which must not block.
+    handlers (meant for ``ping``), which must not block. :meth:`receive` never
+    blocks and never writes: answers made on the reader thread are written by the
+    outbox thread (see :mod:`mcpsync._rpc.incoming`).
     """
 
     def __init__(self, wire: Wire, *, name: str = "mcp", default_timeout: Optional[float] = DEFAULT_TIMEOUT,
@@ -108,7 +110,8 @@ class Engine:
         self._notification_hook: Optional[NotificationSink] = None
         self.unknown_responses = 0
         #: The peer's requests: set their handlers and whether they are answered here.
-        self.incoming = IncomingRequests(name, self._pool, self._write_reply)
+        self.incoming = IncomingRequests(name, self._pool, self._write_reply, Outbox(name))
+        self._drops = DropReport()
 
     # -- outgoing ---------------------------------------------------------------
 
@@ -335,8 +338,12 @@ class Engine:
 
     # -- incoming (reader thread) ------------------------------------------------
 
-    def receive(self, message: Any) -> None:
-        """Route one decoded message from the peer. Called only by the reader thread.
+    def receive(self, message: Any, size: int = 0) -> None:
+        """Route one decoded message from the peer. Called only by the reader thread; never blocks.
+
+        ``size`` is the bytes the message arrived as (its line or body, which the reader
+        knows): what the notification and request queues count against their byte budgets
+        (see :mod:`mcpsync._rpc.workers`). 0 means unknown: then a cheap estimate is used.
 
         A response too malformed to deliver (both ``result`` and ``error``, a bad
         error object) still fails the pending call it names, with ProtocolError,
@@ -352,19 +359,28 @@ class Engine:
         if isinstance(message, list):  # a 2025-03-26 batch
             if not any(isinstance(item, dict) for item in message):
                 raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
+            share = size // len(message)
             for item in message:  # a stray non-object in a batch costs only itself
                 try:
                     if not isinstance(item, dict):  # never a nested batch
                         raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(item).__name__}")
-                    self._receive_one(item)
+                    self._receive_one(item, share)
                 except ProtocolError as exc:
                     log.warning("[%s] Skipping batch item: %s", self.name, exc)
             return
-        self._receive_one(message)
+        self._receive_one(message, size)
 
-    def _receive_one(self, message: Any) -> None:
+    def refuse(self, message: Any, error: ProtocolError) -> None:
+        """Reader thread: the transport decoded ``message`` but will not deliver it (``error`` says
+        why, e.g. :class:`~mcpsync._rpc.jsonrpc.NestedTooDeeply`). If it is a response to a pending
+        request, that request fails now with a ProtocolError naming ``error`` instead of waiting out
+        its timeout; anything else is left to the caller to log. Never blocks, never raises."""
+        if isinstance(message, dict):
+            self._fail_malformed_response(message, error)
+
+    def _receive_one(self, message: Any, size: int) -> None:
         try:
-            self._route(message)
+            self._route(message, size)
         except ProtocolError as exc:
             self._fail_malformed_response(message, exc)
             raise
@@ -378,14 +394,14 @@ class Engine:
             request_id = message["id"]
             self.fail_request(request_id, ProtocolError(f"Malformed response to request {request_id}: {error}"))
 
-    def _route(self, message: Any) -> None:
+    def _route(self, message: Any, size: int) -> None:
         kind = rpc.classify(message)
         if kind == rpc.RESPONSE:
             self._resolve(message)
         elif kind == rpc.NOTIFICATION:
-            self._on_notification(message["method"], message.get("params"))
+            self._on_notification(message["method"], message.get("params"), size)
         else:
-            self.incoming.receive(message)
+            self.incoming.receive(message, size)
 
     def _resolve(self, message: JSONObject) -> None:
         request_id = message["id"]
@@ -410,9 +426,11 @@ class Engine:
         if waiter.on_progress is None or not self._dispatcher.submit(_deliver, waiter):
             _deliver(waiter)
 
-    def _on_notification(self, method: str, params: Any) -> None:
+    def _on_notification(self, method: str, params: Any, size: int) -> None:
         if not isinstance(params, dict):
             params = None
+        if not size:
+            size = rpc.rough_size(params)
         hook = self._notification_hook
         if hook is not None:
             try:
@@ -420,14 +438,16 @@ class Engine:
             except Exception:  # internal bookkeeping; must never stop the reader
                 log.exception("[%s] Notification hook raised", self.name)
         if method == rpc.PROGRESS and params is not None:
-            self._route_progress(params)
+            self._route_progress(params, size)
         elif method == rpc.CANCELLED and params is not None:
             self.incoming.cancel(params.get("requestId"), params.get("reason"))
         sink = self._notification_sink
-        if sink is not None and not self._dispatcher.submit(sink, method, params):
-            self._report_drop(method)
+        if sink is not None:
+            refused = self._dispatcher.offer(size, sink, method, params)
+            if refused is not None:
+                self._report_drop(method, refused, size)
 
-    def _route_progress(self, params: JSONObject) -> None:
+    def _route_progress(self, params: JSONObject, size: int) -> None:
         token = params.get("progressToken")
         waiter = None
         if type(token) is int:
@@ -440,18 +460,26 @@ class Engine:
         if not isinstance(progress, (int, float)):
             log.debug("[%s] Progress without a number: %r", self.name, params)
             return
-        if not self._dispatcher.submit(_call_progress, waiter, progress, total, text):
-            self._report_drop(rpc.PROGRESS)
+        refused = self._dispatcher.offer(size, _call_progress, waiter, progress, total, text)
+        if refused is not None:
+            self._report_drop(rpc.PROGRESS, refused, size)
         if waiter.wake_on_progress:
             waiter.progressed = True
             waiter.event.set()
 
-    def _report_drop(self, what: str) -> None:
-        if self._closed is not None:
+    def _report_drop(self, what: str, why: str, size: int) -> None:
+        if self._closed is not None or why == "stopped":
             return
-        dropped = self._dispatcher.dropped
-        if dropped == 1 or dropped % 1000 == 0:
-            log.warning("[%s] Notification queue full: dropped %s (%d dropped so far)", self.name, what, dropped)
+        if not self._drops.note():
+            return
+        if why == "full":
+            log.warning("[%s] Notification queue full: dropped %s (%d dropped so far)", self.name, what,
+                        self._drops.count)
+        else:
+            log.warning("[%s] Notification queue over its byte budget (%s): dropped %s of %d bytes "
+                        "(%d dropped so far, %d of them for bytes)", self.name,
+                        _mib(self._dispatcher.max_bytes), what, size, self._drops.count,
+                        self._dispatcher.dropped_for_bytes)
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -488,7 +516,12 @@ class Engine:
         if final is not None and not self._dispatcher.submit(final):
             final()
         self._pool.stop(join_timeout)
+        self.incoming.stop(join_timeout)
         self._dispatcher.stop(join_timeout)
+
+
+def _mib(count: Optional[int]) -> str:
+    return "none" if count is None else f"{count / (1024 * 1024):g} MiB"
 
 
 def _budget(timeout: Optional[float], max_total: Optional[float]) -> float:

@@ -2,10 +2,16 @@
 
 Pure functions over dicts; no I/O. Decoding errors are raised as
 :class:`~mcpsync.ProtocolError` so no ``JSONDecodeError`` leaks to callers.
+
+Decoding bounds nesting: a message nested more than :data:`MAX_DEPTH` levels
+(objects and arrays, the message itself counted) is refused with
+:class:`NestedTooDeeply`, so nothing decoded here can make later code (a deep
+copy, a schema walk, the JSON encoder) run out of stack with a ``RecursionError``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import json.scanner
 from typing import Any, Callable, Dict, Optional, Tuple, Union, cast
@@ -24,6 +30,10 @@ INTERNAL_ERROR = -32603
 REQUEST = "request"
 NOTIFICATION = "notification"
 RESPONSE = "response"
+
+#: The deepest nesting of objects and arrays :func:`decode` accepts (the message itself is level 1).
+#: MCP messages need perhaps 20; this leaves room for deep schemas and stays far from the stack limit.
+MAX_DEPTH = 100
 
 # The two notifications the engine itself implements (the only method names the RPC layer knows):
 #: The peer stopped waiting for a request (``requestId``, optional ``reason``); sent and honoured.
@@ -92,27 +102,93 @@ _decode_text = _decoder.decode
 _scan: Callable[[str, int], Tuple[Any, int]] = json.scanner.make_scanner(cast(Any, _decoder))  # typeshed types it oddly
 
 
+class NestedTooDeeply(ProtocolError):
+    """A message nested deeper than :data:`MAX_DEPTH`; ``value`` is what it decoded to, when the
+    decoder got that far (None if the stack ran out first), so a reader can still fail the call a
+    too-deep response answers instead of letting it wait out its timeout."""
+
+    def __init__(self, message: str, value: Any = None) -> None:
+        super().__init__(message)
+        self.value = value
+
+
 def decode(data: Union[bytes, str]) -> Any:
-    """Parse one JSON text (bytes must be UTF-8).
+    """Parse one JSON text (bytes must be UTF-8), nested at most :data:`MAX_DEPTH` levels.
+
+    The depth is measured only for a text that could exceed it (longer than twice the
+    limit, with more brackets than the limit), so a short message costs one length check.
 
     Raises:
-        ProtocolError: invalid UTF-8, invalid JSON, NaN/Infinity, or nesting too deep.
+        NestedTooDeeply: nested more than :data:`MAX_DEPTH` levels (a ProtocolError).
+        ProtocolError: invalid UTF-8, invalid JSON, NaN/Infinity.
     """
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
         try:
             value, end = _scan(text, 0)
         except StopIteration:  # leading whitespace, or no value: the full decoder decides and says why
-            return _decode_text(text)
-        if end != len(text) and text[end:].strip(" \t\n\r"):
-            return _decode_text(text)  # something after the value: the full decoder says what
-        return value
+            value = _decode_text(text)
+        else:
+            if end != len(text) and text[end:].strip(" \t\n\r"):
+                value = _decode_text(text)  # something after the value: the full decoder says what
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"Message is not valid UTF-8: {exc}") from exc
     except RecursionError as exc:
-        raise ProtocolError("Message is nested too deeply") from exc
+        raise NestedTooDeeply(f"Message is nested too deeply: far more than {MAX_DEPTH} levels; "
+                              f"{_ADVICE}") from exc
     except ValueError as exc:
         raise ProtocolError(f"Message is not valid JSON: {exc}") from exc
+    if len(text) > 2 * MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH:
+        depth = nesting_depth(value)
+        if depth > MAX_DEPTH:
+            raise NestedTooDeeply(f"Message is nested too deeply: nested {depth} levels deep; at most "
+                                  f"{MAX_DEPTH} are accepted; {_ADVICE}", value)
+    return value
+
+
+_ADVICE = "no MCP message needs that many: ask the server's author to send flatter JSON"
+
+
+def nesting_depth(value: Any) -> int:
+    """Levels of objects and arrays in a decoded JSON value (0 for a scalar), without recursion.
+
+    Walks one level at a time, so the stack never grows with the depth; the cost is one
+    step per value.
+    """
+    depth = 0
+    level = [value] if type(value) is dict or type(value) is list else []
+    while level:
+        depth += 1
+        below = []
+        for node in level:
+            for child in (node.values() if type(node) is dict else node):
+                if type(child) is dict or type(child) is list:
+                    below.append(child)
+        level = below
+    return depth
+
+
+def rough_size(value: Any, nodes: int = 64) -> int:
+    """A cheap guess at the bytes ``value`` takes as JSON, for a message whose size its transport
+    did not measure: the lengths of the strings among the first ``nodes`` values it visits (keys
+    included) plus a few bytes for each other value. The cost does not grow with ``value``."""
+    total = 0
+    pending = [value]
+    while pending and nodes > 0:
+        item = pending.pop()
+        nodes -= 1
+        kind = type(item)
+        if kind is str:
+            total += len(item) + 2
+        elif kind is dict:
+            total += 2 + sum(len(key) + 4 for key in itertools.islice(item, nodes))
+            pending.extend(itertools.islice(item.values(), nodes))
+        elif kind is list:
+            total += 2
+            pending.extend(item[:nodes])
+        else:
+            total += 8
+    return total
 
 
 def classify(message: Any) -> str:

@@ -44,6 +44,11 @@ log = logging.getLogger("mcpsync.transport.stdio")
 #: Lines up to this size may be handed to the thread already writing (POSIX keeps
 #: pipe writes this small in one piece); longer ones wait for the pipe themselves.
 SHARE_LIMIT = 4096
+#: At most this many lines wait in the queue for the thread writing now (about 4 MiB of short
+#: lines). A writer that finds the queue this long waits for the pipe itself, by its deadline,
+#: so a server that stops reading cannot make threads that do not wait (notifications, answers)
+#: pile up lines without end.
+QUEUE_LIMIT = 1024
 #: How often a writer waiting on a full pipe looks at its deadline, its cancel token and close().
 SLICE_SECONDS = 0.05
 
@@ -139,7 +144,8 @@ class PipeWriter:
     def write(self, message: JSONObject, deadline: float = math.inf, cancel: Optional[CancelToken] = None) -> None:
         """Send ``message`` as one line by the monotonic ``deadline``.
 
-        Returns once the line is written, or queued for the thread writing now.
+        Returns once the line is written, or queued for the thread writing now (a short line,
+        while fewer than :data:`QUEUE_LIMIT` wait; otherwise it waits for the pipe itself).
 
         Raises:
             RequestTimeout: the server did not take it in time (nothing more of it will be sent
@@ -162,7 +168,7 @@ class PipeWriter:
             return
         line = _Line(data, message.get("id") if "method" in message else None)
         lock = self._lock
-        if len(data) <= SHARE_LIMIT:
+        if len(data) <= SHARE_LIMIT and len(self._queue) < QUEUE_LIMIT:
             self._queue.append(line)
             if not lock.acquire(False):
                 return  # the thread writing now sends it (it looks at the queue again before it leaves)

@@ -11,7 +11,7 @@ import threading
 from typing import Any, Callable, List, Optional
 
 from .._rpc.engine import DEFAULT_TIMEOUT
-from .._rpc.jsonrpc import JSONObject, decode, encode
+from .._rpc.jsonrpc import JSONObject, NestedTooDeeply, decode, encode
 from ..exceptions import ProtocolError, TransportClosed
 from .base import Transport
 
@@ -56,9 +56,11 @@ class MemoryTransport(Transport):
             raise TransportClosed()
         with self._feed_lock:  # one "reader" at a time, as on a real wire
             try:
-                self._engine.receive(decode(message) if isinstance(message, (str, bytes)) else
-                                     decode(encode(message)))
-            except ProtocolError:
+                raw = message if isinstance(message, (str, bytes)) else encode(message)
+                self._engine.receive(decode(raw), len(raw))
+            except ProtocolError as exc:
+                if isinstance(exc, NestedTooDeeply):
+                    self._engine.refuse(exc.value, exc)  # as the stdio reader does
                 if isinstance(message, (str, bytes)):
                     return  # a real reader skips undecodable lines
                 raise

@@ -22,7 +22,7 @@ from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequ
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
-from .._rpc.workers import join_quietly
+from .._rpc.workers import DropReport, join_quietly
 from ..exceptions import ConnectError, ProtocolError, TransportClosed
 from . import _process
 from ._pipe_writer import PipeWriter
@@ -34,6 +34,7 @@ DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 STDERR_TAIL_LINES = 50
 _READ_CHUNK = 1024 * 1024
 _STDERR_LINE_LIMIT = 16 * 1024
+_SKIPS_LOGGED = 100  # lines skipped that are each logged; after that, every thousandth (or one per 10 s)
 
 _live: "weakref.WeakSet[StdioTransport]" = weakref.WeakSet()
 
@@ -258,6 +259,7 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
                  engine: Any, limit: int, name: str) -> None:
     """Reader thread: one JSON-RPC message per line, until EOF; then ``lost(cause)`` closes the transport."""
     cause: Optional[BaseException] = _EndOfStream("server closed its stdout")
+    skips = DropReport(first=_SKIPS_LOGGED)  # a flood of garbage must not become a flood of log lines
     try:
         while True:
             try:
@@ -271,12 +273,17 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
             if not line.strip():
                 continue
             try:
-                engine.receive(rpc.decode(line))
+                engine.receive(rpc.decode(line), len(line))
             except ProtocolError as exc:
+                if isinstance(exc, rpc.NestedTooDeeply):
+                    engine.refuse(exc.value, exc)  # a too-deep answer fails its call now
                 transport = me()
                 if transport is not None:
                     transport.skipped_lines += 1
-                log.warning("[%s] Skipping a line from the server: %s; line: %s", name, exc, rpc.preview(line))
+                if skips.note():
+                    more = "" if skips.count <= _SKIPS_LOGGED else f" ({skips.count} skipped so far; not all logged)"
+                    log.warning("[%s] Skipping a line from the server: %s%s; line: %s", name, exc, more,
+                                rpc.preview(line))
     except (OSError, ValueError) as exc:
         cause = exc
     try:

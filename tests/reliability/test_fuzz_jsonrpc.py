@@ -63,7 +63,8 @@ def test_decoding_any_bytes_returns_json_or_raises_protocol_error(tier: str, qui
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_decoder_agrees_with_the_standard_library_on_any_input(tier: str, quiet: None) -> None:
     # decode() takes a shortcut (the scanner, then a look at what follows the value); it must
-    # accept and refuse exactly what json.loads does (less NaN and Infinity, which it refuses).
+    # accept and refuse exactly what json.loads does (less NaN and Infinity, and nesting deeper
+    # than MAX_DEPTH, which it refuses).
     @PROPERTY_SETTINGS[tier]
     @given(raw | json_values.map(lambda v: (json.dumps(v) + "\n").encode()))
     def check(data: bytes) -> None:
@@ -71,6 +72,10 @@ def test_the_decoder_agrees_with_the_standard_library_on_any_input(tier: str, qu
             expected = json.loads(data.decode("utf-8"), parse_constant=_refuse)
         except (ValueError, RecursionError):
             with pytest.raises(ProtocolError):
+                rpc.decode(data)
+            return
+        if rpc.nesting_depth(expected) > rpc.MAX_DEPTH:
+            with pytest.raises(rpc.NestedTooDeeply):
                 rpc.decode(data)
             return
         assert rpc.decode(data) == expected
