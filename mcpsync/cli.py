@@ -198,6 +198,8 @@ def _arguments(text: Optional[str]) -> Dict[str, Any]:
         value = json.loads(text)
     except ValueError as exc:
         raise UsageError(f"ARGUMENTS is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError("ARGUMENTS is nested too deeply to be tool arguments") from None
     if not isinstance(value, dict):
         raise UsageError("ARGUMENTS must be a JSON object, like '{\"text\": \"hi\"}'")
     return value
@@ -321,8 +323,7 @@ def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> i
         _print_json(rows)
     elif args.command == "tools":
         _print_table(("SERVER", "TOOL", "DESCRIPTION"),
-                     [(r["server"], r["name"], _first_line(r["description"]) if str(r.get("description") or "").strip()
-                       else "") for r in rows])
+                     [(r["server"], r["name"], _first_line(r.get("description") or "")) for r in rows])
     elif args.command == "resources":
         _print_table(("SERVER", "URI", "NAME", "MIME TYPE"),
                      [(r["server"], r.get("uri", ""), r.get("name", ""), r.get("mimeType") or "") for r in rows])
@@ -427,8 +428,11 @@ def _print_json(value: Any) -> None:
 
 
 def _first_line(value: Any) -> str:
+    """The first line of ``value``'s text; an exception with no text is named by its type."""
     text = str(value).strip()
-    return text.splitlines()[0] if text else type(value).__name__
+    if text:
+        return text.splitlines()[0]
+    return type(value).__name__ if isinstance(value, BaseException) else ""
 
 
 def _error(text: str) -> None:

@@ -47,11 +47,12 @@ def warnings_from(logs: Any, logger: str) -> List[str]:
 
 # -- item 17: a tool without a description --------------------------------------------------------
 
-def test_the_tools_command_shows_nothing_for_a_tool_without_a_description(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["tools", "prompts"])
+def test_the_cli_shows_nothing_for_a_tool_or_prompt_without_a_description(tmp_path: Path, command: str) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("XDG_", "MCPSYNC_"))}
     env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"),
                XDG_CACHE_HOME=str(tmp_path / ".cache"), PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-m", "mcpsync", "tools", "--", *flood("no-description")],
+    out = subprocess.run([sys.executable, "-m", "mcpsync", command, "--", *flood("no-description")],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     rows = {line.split()[1]: line.split()[2:] for line in out.stdout.splitlines()[1:] if line.strip()}

@@ -84,7 +84,7 @@ class ToolCache:
         try:
             entry = json.loads(text)
             tools = self._validate(entry, server)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
             log.warning("Ignoring corrupt MCP tools cache %s: %s", path, exc)
             return None
         if entry.get("config_hash") != config_hash:

@@ -134,7 +134,7 @@ def http_error(exc: BaseException) -> Optional[MCPError]:
         return None
     try:
         body = json.loads(exc.body)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile body may nest deeper than the parser recurses
         return None
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict) or type(error.get("code")) is not int:

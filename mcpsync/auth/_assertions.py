@@ -36,7 +36,7 @@ def expiry_of(jwt: str) -> Optional[float]:
         return None
     try:
         claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return None
     exp = claims.get("exp") if isinstance(claims, dict) else None
     return float(exp) if isinstance(exp, (int, float)) and not isinstance(exp, bool) else None

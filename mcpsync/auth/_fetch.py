@@ -109,7 +109,7 @@ class Fetcher:
             response.close()
         try:
             document = json.loads(body.decode("utf-8")) if body.strip() else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser recurses
             document = None
         log.debug("%s %s answered %d", method, display_url(url), response.status_code)
         return response.status_code, document, response.headers  # case-insensitive

@@ -265,7 +265,7 @@ class FileTokenStore(TokenStore):
                 data = json.loads(f.read().decode("utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             log.warning("Ignoring the unreadable token file %s: %s", self.path, exc)
             return {}
         return data if isinstance(data, dict) else {}

@@ -17,11 +17,13 @@ def parse_json(text: str) -> Any:
     """JSON, or failing that JSON with comments and trailing commas (VS Code's JSONC)."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to be a config file") from None
     except ValueError as exc:
         first = exc
     try:
         return json.loads(strip_jsonc(text))
-    except ValueError:
+    except (ValueError, RecursionError):
         raise first from None
 
 

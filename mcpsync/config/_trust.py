@@ -198,7 +198,7 @@ def _read(path: Path) -> Optional[Dict[str, Any]]:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     projects = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(projects, dict):

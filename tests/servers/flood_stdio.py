@@ -20,7 +20,8 @@ Modes
   deep-schema        ``tools/list`` holds a tool "deep" whose inputSchema is ``--depth`` (default 250)
                      JSON levels deep (the whole message 4 more); ``tools/call`` answers "right"
   no-description     ``tools/list`` holds a tool "bare" with no description and one "told" whose
-                     description is "Has one."
+                     description is "Has one."; ``prompts/list`` likewise a prompt "bare" and one
+                     "told"
   spawn-helper       at start, starts a helper process (a Python sleeping for an hour) and writes
                      ``HELPER <pid>`` on stderr; answers ``tools/call`` with the helper's pid
 """
@@ -114,12 +115,16 @@ class Server:
         request_id = message["id"]
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}, **({"prompts": {}} if self.mode == "no-description" else {})},
                 "serverInfo": {"name": "flood-stdio", "version": "0.1"}}})
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": request_id, "result": {}})
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": self.tools()}})
+        elif method == "prompts/list" and self.mode == "no-description":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"prompts": [
+                {"name": "bare"}, {"name": "told", "description": "Has one."}]}})
         elif method == "tools/call":
             params = message.get("params") or {}
             getattr(self, "call_" + self.mode.replace("-", "_"))(request_id, params.get("name"))
