@@ -36,6 +36,8 @@ def test_all_is_pinned():
         "URLElicitationRequired",
         # workload identity and enterprise-managed authorization (issue 14)
         "EnterpriseAuth", "WorkloadIdentity",
+        # skills (issue 14)
+        "LoadedSkill", "Skill", "SkillContent", "SkillFile", "SkillVerificationError", "UnknownSkillError",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"
