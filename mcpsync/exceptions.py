@@ -489,6 +489,8 @@ class UnknownSkillError(_LookupError):
         where = f" on server {server!r}" if server else ""
         if matches:
             text = f"Skill name {name!r} is ambiguous{where}: {', '.join(matches)}; pass one of these URIs"
+        elif "://" in name:
+            text = f"No skill is served at {name!r}{where}"
         else:
             text = f"No skill named {name!r} is listed{where} (pass its SKILL.md URI if it is not listed)"
         super().__init__(name, text)
