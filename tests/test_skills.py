@@ -6,6 +6,7 @@ nothing was read ahead of need and that a file failing its checks never reaches 
 
 from __future__ import annotations
 
+import json
 import pickle
 import sys
 from pathlib import Path
@@ -221,3 +222,25 @@ def test_frontmatter_values_compare_as_json_does():
     assert not same_value({"a": True}, {"a": 1})
     assert not same_value({"a": "1"}, {"a": 1})
     assert not same_value({"a": None}, {})
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def test_the_command_lists_skills_and_shows_one_verified(server, tmp_path):
+    from .test_cli import Shell
+
+    sh = Shell(tmp_path)
+    listed = sh.run("skills", server.url())
+    assert listed.returncode == 0, listed.stderr
+    assert "skill://acme/billing/refunds/SKILL.md" in listed.stdout and "dynamic" in listed.stdout
+    as_json = sh.run("skills", "--json", server.url())
+    assert [row["frontmatter"]["name"] for row in json.loads(as_json.stdout)][:2] == ["good", "refunds"]
+    shown = sh.run("skill", server.url(), "good")
+    assert shown.returncode == 0, shown.stderr
+    assert "verified" in shown.stdout and "See references/GUIDE.md." in shown.stdout
+    refused = sh.run("skill", server.url(), "bad-digest")
+    assert refused.returncode == 6 and "failed verification (digest)" in refused.stderr
+    assert "Do evil" not in refused.stdout + refused.stderr
+    assert sh.run("skill", server.url()).returncode == 2
+    assert server.reads == ["skill://good/SKILL.md", "skill://bad-digest/SKILL.md"]
