@@ -219,3 +219,12 @@ class _Handler(BaseHTTPRequestHandler):
         if owner.era == "modern":
             result = {"resultType": "complete", **(result or {})}
         self.send(200, {"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+
+if __name__ == "__main__":  # try the docs' example against it: python tests/servers/skills_http.py
+    server = SkillsServer().start()
+    print(server.url(), flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
