@@ -244,3 +244,15 @@ def test_the_command_lists_skills_and_shows_one_verified(server, tmp_path):
     assert "Do evil" not in refused.stdout + refused.stderr
     assert sh.run("skill", server.url()).returncode == 2
     assert server.reads == ["skill://good/SKILL.md", "skill://bad-digest/SKILL.md"]
+
+
+def test_an_entry_without_a_usable_manifest_is_never_loaded(server, client):
+    no_manifest = mcpsync.Skill({"uri": "skill://good/SKILL.md", "frontmatter": {"name": "good"}})
+    with pytest.raises(mcpsync.SkillVerificationError) as caught:
+        client.load_skill(no_manifest)
+    assert caught.value.reason == "invalid-entry"
+    bad_digest = mcpsync.Skill({"uri": "skill://good/SKILL.md", "frontmatter": {"name": "good"},
+                                "resources": [{"uri": "skill://good/SKILL.md", "digest": "md5:00", "size": 155}]})
+    with pytest.raises(mcpsync.SkillVerificationError, match="no valid sha256 digest"):
+        client.load_skill(bad_digest)
+    assert server.reads == []  # an entry that cannot vouch for a file does not get it fetched

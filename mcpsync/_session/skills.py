@@ -182,11 +182,7 @@ def verify(uri: str, data: bytes, entry: SkillFile) -> None:
         SkillVerificationError: ``"size"`` or ``"digest"`` when they differ, ``"invalid-entry"``
             when the entry gives no valid size or digest.
     """
-    size, digest = entry.size, entry.digest
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise SkillVerificationError(uri, "invalid-entry", f"the manifest gives no valid size ({size!r})")
-    if not isinstance(digest, str) or not _DIGEST.match(digest):
-        raise SkillVerificationError(uri, "invalid-entry", f"the manifest gives no valid sha256 digest ({digest!r})")
+    size, digest = _checked(uri, entry)
     if len(data) != size:
         raise SkillVerificationError(uri, "size", f"{len(data)} bytes read, the manifest says {size}",
                                      expected=size, actual=len(data))
@@ -194,6 +190,16 @@ def verify(uri: str, data: bytes, entry: SkillFile) -> None:
     if not hmac.compare_digest(actual, digest):
         raise SkillVerificationError(uri, "digest", f"the bytes hash to {actual}, the manifest says {digest}",
                                      expected=digest, actual=actual)
+
+
+def _checked(uri: str, entry: SkillFile) -> Tuple[int, str]:
+    """The entry's ``(size, digest)``, or SkillVerificationError ``"invalid-entry"`` if either is malformed."""
+    size, digest = entry.size, entry.digest
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise SkillVerificationError(uri, "invalid-entry", f"the manifest gives no valid size ({size!r})")
+    if not isinstance(digest, str) or not _DIGEST.match(digest):
+        raise SkillVerificationError(uri, "invalid-entry", f"the manifest gives no valid sha256 digest ({digest!r})")
+    return size, digest
 
 
 def _manifest_entry(skill: Skill, uri: str, allow_dynamic: bool) -> Optional[SkillFile]:
@@ -219,6 +225,7 @@ def _manifest_entry(skill: Skill, uri: str, allow_dynamic: bool) -> Optional[Ski
     if not entries:
         raise SkillVerificationError(uri, "unlisted", f"the manifest of skill {skill.uri!r} does not list it; "
                                      "it was not read (get the entry again if the skill changed)")
+    _checked(uri, entries[0])  # an entry that cannot vouch for the file: do not fetch it
     return entries[0]
 
 
