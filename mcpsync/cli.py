@@ -8,6 +8,8 @@
     mcpsync call SERVER TOOL '{"arg": 1}'    # call one tool, print its result
     mcpsync resources [SERVER]
     mcpsync prompts [SERVER]
+    mcpsync skills [SERVER]                  # skills (SEP-2640) of every server, or of one
+    mcpsync skill SERVER NAME                # one skill's SKILL.md, verified against its entry
     mcpsync tools -- python server.py        # a server given directly, not from configs
     mcpsync trust [--revoke [FILE...]]       # the trusted project files; forget some
     mcpsync call https://host/mcp echo '{"text": "hi"}'
@@ -55,7 +57,7 @@ EXIT_REFUSED = 6
 EXIT_INTERRUPTED = 130
 
 DEFAULT_TIMEOUT = 30.0
-COMMANDS = ("servers", "tools", "call", "resources", "prompts", "trust")
+COMMANDS = ("servers", "tools", "call", "resources", "prompts", "skills", "skill", "trust")
 
 
 class UsageError(Exception):
@@ -134,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
                                description="SERVER may be an http(s) URL; with '-- COMMAND...' leave it out.")
     call.add_argument("words", nargs="+", metavar="SERVER TOOL [ARGUMENTS]",
                       help="ARGUMENTS is a JSON object ('-' reads it from stdin)")
+    _skills_parsers(commands, common)
     return parser
 
 
@@ -157,6 +160,8 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
     try:
         if starts:
             manager.connect_all(startup_timeout=args.timeout)
+        if args.command in _SKILL_COMMANDS:
+            return _skills(manager, wanted, args)
         if args.command == "servers":
             return _servers(manager, config, args)
         if args.command == "call":
@@ -168,6 +173,8 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
 
 
 def _positionals(args: argparse.Namespace, target: List[str]) -> Tuple[Optional[str], Optional[str], Any]:
+    if args.command in _SKILL_COMMANDS:
+        return _skill_positionals(args, target)
     if args.command in ("tools", "resources", "prompts"):
         if target and args.server:
             raise UsageError(f"give either a SERVER ({args.server!r}) or '-- COMMAND...', not both")
@@ -494,6 +501,71 @@ def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MCPError, CapabilityError, ProtocolError)):
         return EXIT_REFUSED
     return EXIT_ERROR
+
+
+# -- skills (the io.modelcontextprotocol/skills extension) ---------------------------------------------
+
+_SKILL_COMMANDS = ("skills", "skill")
+
+
+def _skills_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    sub = commands.add_parser("skills", parents=[common], help="list the skills of every server, or of one")
+    sub.add_argument("server", nargs="?", metavar="SERVER", help="a server name or an http(s) URL")
+    sub = commands.add_parser("skill", parents=[common], help="show one skill's SKILL.md, verified",
+                              description="NAME is a skill's name or its SKILL.md URI; with '-- COMMAND...' "
+                                          "leave SERVER out.")
+    sub.add_argument("words", nargs="+", metavar="SERVER NAME")
+
+
+def _skill_positionals(args: argparse.Namespace, target: List[str]) -> Tuple[Optional[str], Optional[str], Any]:
+    """``(server, skill name, None)`` for ``skills [SERVER]`` and ``skill SERVER NAME``."""
+    if args.command == "skills":
+        if target and args.server:
+            raise UsageError(f"give either a SERVER ({args.server!r}) or '-- COMMAND...', not both")
+        return args.server, None, None
+    words = list(args.words)
+    if len(words) != (1 if target else 2):
+        raise UsageError("skill needs NAME after the server (SERVER NAME, or NAME -- COMMAND...)")
+    return (None if target else words[0]), words[-1], None
+
+
+def _skills(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> int:
+    """List skills (servers that do not declare the extension are skipped unless named) or show one."""
+    if args.command == "skill":
+        assert wanted is not None
+        loaded = manager.client(wanted, timeout=args.timeout).load_skill(args.words[-1], timeout=args.timeout)
+        skill = loaded.skill
+        if args.json:
+            _print_json({"server": wanted, "skill": skill.to_dict(), "verified": loaded.content.verified,
+                         "text": loaded.text})
+            return EXIT_OK
+        state = "verified: size, digest and frontmatter" if loaded.content.verified else "NOT verified (dynamic)"
+        print(f"{skill.name}  {skill.uri}  ({wanted}; {state})")
+        for file in skill.files:
+            print(f"  {file.uri}  {file.size} bytes")
+        print()
+        print(loaded.text, end="" if loaded.text.endswith("\n") else "\n")
+        return EXIT_OK
+    rows: List[Dict[str, Any]] = []
+    for name in [wanted] if wanted is not None else manager.servers:
+        try:
+            client = manager.client(name, timeout=0)
+            rows.extend({"server": name, **skill.to_dict()} for skill in client.list_skills(timeout=args.timeout))
+        except CapabilityError:
+            if wanted is not None:
+                raise
+        except MCPSyncError as exc:
+            if wanted is not None:
+                raise
+            _warn(_first_line(exc))
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    _print_table(("SERVER", "SKILL", "URI", "FILES", "DESCRIPTION"), [
+        (r["server"], str((r.get("frontmatter") or {}).get("name", "")), str(r.get("uri", "")),
+         str(len(r["resources"])) if isinstance(r.get("resources"), list) else str(r.get("resources", "?")),
+         _first_line((r.get("frontmatter") or {}).get("description") or "")) for r in rows])
+    return EXIT_OK
 
 
 class _OneLine(logging.Formatter):

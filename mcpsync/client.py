@@ -1,17 +1,10 @@
 """Client: one MCP server behind blocking, typed methods.
 
-The client knows MCP (method names, capabilities, result types); it never
-touches a thread, a pipe or a socket: that is the transport's job. This module
-is the facade: the lifecycle and one typed method per MCP request. The parts
-below it live in :mod:`mcpsync._session`: the handshake and session renewal
-(``handshake``), the era-aware call pipeline and the negotiated state
-(``session``), the server's requests and notifications (``inbound``,
-``notifications``, ``responder``), tool definitions, header plans and task support
-(``tools``, ``toolcalls``), list caches and pages (``listing``) and ``connect()``
-targets (``targets``).
-
-Every public method builds its :class:`~mcpsync._rpc.options.CallOptions` once,
-from its own keywords, and hands that value down whole.
+The client knows MCP (method names, capabilities, result types); it never touches a thread,
+a pipe or a socket: that is the transport's job. This module is the facade: the lifecycle and
+one typed method per MCP request; the parts below it live in :mod:`mcpsync._session` (see
+``docs/architecture.md``). Every public method builds its
+:class:`~mcpsync._rpc.options.CallOptions` once, from its own keywords, and hands it down whole.
 """
 
 from __future__ import annotations
@@ -25,13 +18,13 @@ from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session import era as _era
 from ._session import mrtr as _mrtr
-from ._session.errors import typed
 from ._session.handshake import Handshake
 from ._session.inbound import Inbound
 from ._session.listing import Lists
 from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
 from ._session.responder import Responder
 from ._session.session import Session, call_options
+from ._session.skills import SkillRef, Skills
 from ._session.streams import Streams
 from ._session.targets import Target, transport_for
 from ._session.toolcalls import ToolCalls
@@ -39,20 +32,18 @@ from ._session.tools import ToolBook
 from ._version import __version__
 from ._versions import at_least
 from .cancel import CancelToken
-from .exceptions import CapabilityError, MCPError, TransportClosed
+from .exceptions import TransportClosed
 from .handlers import LogMessage, RootsSource
 from .subscriptions import Subscription, Subscriptions, UpdateCallback
-from .tasks import Task, TaskInfo, call_as_task, infos
+from .tasks import Task, TaskInfo, call_as_task, list_tasks
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
 from .types import (
-    CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    CallToolResult, CompleteResult, GetPromptResult, Implementation, LoadedSkill, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, Skill, SkillContent, Tool,
 )
 
 __all__ = ["Client", "connect"]
-
-log = logging.getLogger("mcpsync.client")
 
 Handler = Callable[[Any], Any]
 
@@ -162,6 +153,7 @@ class Client:
         self._lists = Lists(session, tools)
         self._inbound = Inbound(self, session, self._router, self._subs, self._lists.cache)
         self._tool_calls = ToolCalls(session, tools, self._lists)
+        self._skills = Skills(session, self._lists)
         self._connect_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -429,10 +421,7 @@ class Client:
         Raises:
             CapabilityError: the server does not offer ``tasks.list``.
         """
-        tasks = self.server_capabilities.get("tasks")
-        if self.modern or not (isinstance(tasks, dict) and "list" in tasks):
-            raise CapabilityError(f"Server {self.name!r} does not offer 'tasks.list'; cannot list tasks")
-        return infos(list(self._lists.pages("tasks/list", "tasks", call_options(timeout, cancel))))
+        return list_tasks(self._session, self._lists.pages, call_options(timeout, cancel))
 
     # resources
 
@@ -459,16 +448,9 @@ class Client:
         Raises:
             ResourceNotFound: there is no such resource (``-32002``, or ``-32602`` from a modern server).
         """
-        session = self._session
-        session.require("resources", what=f"read {uri!r}")
-        try:
-            result = session.call("resources/read", {"uri": uri}, call_options(timeout, cancel, on_progress))
-        except MCPError as exc:
-            error = typed(exc, resource_read=True, modern=session.modern)
-            if error is exc:
-                raise
-            raise error from exc
-        return ReadResourceResult.from_dict(result)
+        self._session.require("resources", what=f"read {uri!r}")
+        return ReadResourceResult.from_dict(self._session.read_resource(uri, call_options(timeout, cancel,
+                                                                                          on_progress)))
 
     def subscribe(self, uri: str, callback: Optional[UpdateCallback] = None, *,
                   timeout: Optional[float] = None) -> Subscription:
@@ -526,6 +508,32 @@ class Client:
             params["arguments"] = {str(k): str(v) for k, v in arguments.items()}
         return GetPromptResult.from_dict(self._session.call("prompts/get", params,
                                                             call_options(timeout, cancel, on_progress)))
+
+    # skills (the io.modelcontextprotocol/skills extension: mcpsync._session.skills, docs/skills.md)
+
+    def list_skills(self, *, refresh: bool = False, timeout: Optional[float] = None,
+                    cancel: Optional[CancelToken] = None) -> List[Skill]:
+        """Every skill's entry, all pages, cached for the listing's ``ttlMs``; reads no skill file.
+        Raises :class:`~mcpsync.CapabilityError` if the server does not declare the extension."""
+        return self._skills.list(refresh, call_options(timeout, cancel))
+
+    def get_skill(self, skill: str, *, timeout: Optional[float] = None,
+                  cancel: Optional[CancelToken] = None) -> Skill:
+        """One entry, by ``SKILL.md`` URI (``skills/get``) or by name (from the listing); reads no file.
+        Raises :class:`~mcpsync.UnknownSkillError` for no such skill, or a name listed skills share."""
+        return self._skills.get(skill, call_options(timeout, cancel))
+
+    def load_skill(self, skill: SkillRef, *, allow_dynamic: bool = False, timeout: Optional[float] = None,
+                   cancel: Optional[CancelToken] = None) -> LoadedSkill:
+        """Read a skill's ``SKILL.md`` (entry, URI or name) and check its size, digest and frontmatter.
+        Raises :class:`~mcpsync.SkillVerificationError` on a mismatch; the content is not returned."""
+        return self._skills.load(skill, call_options(timeout, cancel), allow_dynamic)
+
+    def read_skill_file(self, skill: SkillRef, path: str, *, allow_dynamic: bool = False,
+                        timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> SkillContent:
+        """Read one file the skill's manifest lists (relative path or URI), checked by size and digest.
+        Raises :class:`~mcpsync.SkillVerificationError` if unlisted or different; nothing is returned."""
+        return self._skills.read(skill, path, call_options(timeout, cancel), allow_dynamic)
 
     # utilities
 

@@ -10,7 +10,8 @@
     │   └── HTTPStatusError          an HTTP response had a non-2xx status
     │       └── SessionExpired       404 for a request that carried an Mcp-Session-Id
     ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
-    │   └── UnsupportedProtocolVersion
+    │   ├── UnsupportedProtocolVersion
+    │   └── SkillVerificationError   a skill file or its frontmatter does not match its entry; not used
     ├── RequestTimeout               also a builtin TimeoutError
     ├── RequestCancelled             the caller's CancelToken fired
     ├── MCPError                     the peer answered with a JSON-RPC error object
@@ -23,6 +24,7 @@
     ├── AuthError                    OAuth authorization failed or was refused (.error: a short code)
     ├── ConfigError                  a server config is malformed (also a ValueError)
     ├── UnknownServerError           no managed server has that name (also a KeyError)
+    ├── UnknownSkillError            no skill (or more than one) has that name on the server (also a KeyError)
     └── UnknownToolError             no managed tool has that qualified name (also a KeyError)
 
 Foreign exceptions (``OSError``, JSON decode errors, ``requests`` errors) are
@@ -53,11 +55,13 @@ __all__ = [
     "SamplingRejected",
     "ServerNotConnected",
     "SessionExpired",
+    "SkillVerificationError",
     "ToolError",
     "TransportClosed",
     "TransportError",
     "URLElicitationRequired",
     "UnknownServerError",
+    "UnknownSkillError",
     "UnknownToolError",
     "UnsupportedProtocolVersion",
 ]
@@ -188,6 +192,40 @@ class UnsupportedProtocolVersion(ProtocolError):
 
     def __reduce__(self) -> Any:
         return (UnsupportedProtocolVersion, (self.offered, self.supported, self._message))
+
+
+class SkillVerificationError(ProtocolError):
+    """A skill's file is not what its entry describes, so its content was not used (SEP-2640).
+
+    Attributes:
+        uri: the file that failed.
+        reason: what did not match: ``"size"``, ``"digest"``, ``"frontmatter"``, ``"unlisted"`` (the file
+            is not in the manifest), ``"invalid-entry"`` (an entry with no usable manifest) or
+            ``"dynamic"`` (the skill publishes no manifest and unverified content was not allowed).
+        expected: what the entry says (a size, a digest, a frontmatter dict), when there is one.
+        actual: what was found, when there is one.
+
+    The server may simply have changed the skill since it was listed: get the entry again
+    (``client.get_skill(uri)``) before reading again.
+    """
+
+    def __init__(self, uri: str, reason: str, detail: str = "", *, expected: Any = None,
+                 actual: Any = None) -> None:
+        text = f"Skill file {uri!r} failed verification ({reason})"
+        super().__init__(f"{text}: {detail}; its content was not used" if detail
+                         else f"{text}; its content was not used")
+        self.uri = uri
+        self.reason = reason
+        self.detail = detail
+        self.expected = expected
+        self.actual = actual
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_skill, (self.uri, self.reason, self.detail, self.expected, self.actual))
+
+
+def _rebuild_skill(uri: str, reason: str, detail: str, expected: Any, actual: Any) -> SkillVerificationError:
+    return SkillVerificationError(uri, reason, detail, expected=expected, actual=actual)
 
 
 class RequestTimeout(MCPSyncError, TimeoutError):
@@ -465,6 +503,30 @@ class UnknownServerError(_LookupError):
 
     def __reduce__(self) -> Any:
         return (UnknownServerError, (self.name, self.known))
+
+
+class UnknownSkillError(_LookupError):
+    """No skill in the server's listing has that name, or several do (skill names are labels, not ids).
+
+    Attributes:
+        name: the name asked for.
+        matches: the URIs of the skills that have it (two or more: pass one of them instead).
+    """
+
+    def __init__(self, name: str, server: str = "", matches: Sequence[str] = ()) -> None:
+        where = f" on server {server!r}" if server else ""
+        if matches:
+            text = f"Skill name {name!r} is ambiguous{where}: {', '.join(matches)}; pass one of these URIs"
+        elif "://" in name:
+            text = f"No skill is served at {name!r}{where}"
+        else:
+            text = f"No skill named {name!r} is listed{where} (pass its SKILL.md URI if it is not listed)"
+        super().__init__(name, text)
+        self.server = server
+        self.matches = list(matches)
+
+    def __reduce__(self) -> Any:
+        return (UnknownSkillError, (self.name, self.server, self.matches))
 
 
 class UnknownToolError(_LookupError):

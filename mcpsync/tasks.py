@@ -33,16 +33,16 @@ import logging
 import math
 import threading
 import time
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from ._session.meta import TASKS_EXTENSION
 from ._session.mrtr import answer_all
-from ._session.session import SessionHandle
+from ._session.session import Session, SessionHandle
 from ._session.toolcalls import ToolCalls
 from .cancel import CancelToken
-from .exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout
+from .exceptions import CapabilityError, MCPError, ProtocolError, RequestCancelled, RequestTimeout
 from .types import CallToolResult, MCPObject, _Field
 
 __all__ = ["Task", "TaskInfo", "call_as_task"]
@@ -265,6 +265,19 @@ class Task:
 
 def infos(items: List[Any]) -> List[TaskInfo]:
     return [TaskInfo.from_dict(item) for item in items if isinstance(item, dict)]
+
+
+def list_tasks(session: Session, pages: Callable[[str, str, CallOptions], Iterable[Any]],
+               options: CallOptions) -> List[TaskInfo]:
+    """``tasks/list`` (2025-11-25 only), every page as TaskInfo; see ``Client.list_tasks``.
+
+    Raises:
+        CapabilityError: a modern server, or one that does not offer ``tasks.list``.
+    """
+    tasks = session.server_capabilities.get("tasks")
+    if session.modern or not (isinstance(tasks, dict) and "list" in tasks):
+        raise CapabilityError(f"Server {session.name!r} does not offer 'tasks.list'; cannot list tasks")
+    return infos(list(pages("tasks/list", "tasks", options)))
 
 
 def _remaining(deadline: float, timeout: Optional[float]) -> Optional[float]:

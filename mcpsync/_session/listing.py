@@ -27,7 +27,7 @@ __all__ = ["Lists"]
 O = TypeVar("O", bound=MCPObject)
 
 _RICH_LISTS: Dict[str, Callable[[List[Any]], List[Any]]] = {
-    "tools": ToolList, "resources": ResourceList, "prompts": PromptList,
+    "tools": ToolList, "resources": ResourceList, "prompts": PromptList, "skills": list,
 }
 
 
@@ -55,7 +55,7 @@ class Lists:
 
     def cached(self, cache_key: str, method: str, key: str, kind: Type[O], refresh: bool,
                options: CallOptions) -> List[O]:
-        """The whole list ``cache_key`` (``"tools"``, ``"resources"`` or ``"prompts"``) as ``kind`` objects.
+        """The whole list ``cache_key`` (``"tools"``, ``"resources"``, ``"prompts"``, ``"skills"``) as ``kind`` objects.
 
         Served from the cache unless ``refresh``; a new list the caller may change.
         """

@@ -19,6 +19,8 @@ SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 #: The tasks extension of 2026-07-28 (``modelcontextprotocol/ext-tasks``).
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+#: The skills extension (SEP-2640, ``modelcontextprotocol/ext-skills``): ``skills/list``, ``skills/get``.
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
 
 def request_meta(version: str, capabilities: Mapping[str, Any], client_info: Optional[Mapping[str, Any]],

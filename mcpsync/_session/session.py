@@ -181,6 +181,21 @@ class Session:
                 raise
             raise error from exc
 
+    def read_resource(self, uri: str, options: CallOptions) -> Any:
+        """``resources/read`` of ``uri``, its raw result; an unknown resource raised as ResourceNotFound.
+
+        Raises:
+            ResourceNotFound: ``-32002``, or ``-32602`` from a modern server.
+            and as :meth:`call`.
+        """
+        try:
+            return self.call("resources/read", {"uri": uri}, options)
+        except MCPError as exc:
+            error = typed(exc, resource_read=True, modern=self.modern)
+            if error is exc:
+                raise
+            raise error from exc
+
     def _modern_call(self, method: str, params: Optional[JSONObject], extension: Optional[str],
                      options: CallOptions) -> Any:
         """A 2026-07-28 request: ``_meta`` added, ``input_required`` answered, ``resultType`` checked."""
@@ -250,3 +265,19 @@ class Session:
         if offered is None or (sub is not None and not (isinstance(offered, dict) and offered.get(sub))):
             needed = f"{capability}.{sub}" if sub else capability
             raise CapabilityError(f"Server {self.name!r} does not offer {needed!r}; cannot {what}")
+
+    def require_extension(self, extension: str, what: str = "") -> None:
+        """Raise unless connected to a server that declares ``extension`` in ``capabilities.extensions``.
+
+        Either era: a legacy server declares extensions in its ``initialize`` result, a modern one
+        in ``server/discover``.
+
+        Raises:
+            TransportClosed: not connected.
+            CapabilityError: the server does not declare it (never raised for a server that would not say).
+        """
+        if not self.ready:
+            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
+        extensions = self.server_capabilities.get("extensions")
+        if self.capabilities_known and not (isinstance(extensions, dict) and extension in extensions):
+            raise CapabilityError(f"Server {self.name!r} does not declare the {extension!r} extension; cannot {what}")

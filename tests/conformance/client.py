@@ -7,8 +7,9 @@ version it wants in ``MCP_CONFORMANCE_PROTOCOL_VERSION`` and, for some
 scenarios, credentials in ``MCP_CONFORMANCE_CONTEXT`` (a JSON object).
 
 It uses mcpsync's public API only and does what an application would do:
-pick an auth object from the context, connect, list the tools and call each
-one with arguments made from its input schema. The one thing it plays itself
+pick an auth object from the context, connect, list the skills and load the
+first (when the server declares the skills extension), list the tools and call
+each one with arguments made from its input schema. The one thing it plays itself
 is the person at the browser: the harness's authorization servers approve at
 once, so "logging in" is following the authorization URL to its redirect.
 Anything more a scenario needs belongs in mcpsync, not here.
@@ -114,6 +115,35 @@ def planned_calls(tools: List[mcpsync.Tool], context: Mapping[str, Any]) -> List
     return calls
 
 
+# The skills scenarios' mock counts any read of a skill file as a prefetch: it cannot tell a read the
+# model asked for from one made ahead of need. In the no-prefetch scenario the model asks for no skill.
+SKILLS_LISTED_ONLY = {"sep-2640-client-no-prefetch"}
+
+
+def use_skills(client: mcpsync.Client, scenario: str) -> None:
+    """What a host does with a server's skills: list them; when the model asks for one, load it (verified).
+
+    Only a SKILL.md that passed verification leads on to the skill's other files; a refused one is
+    reported and its content, withheld by mcpsync, goes nowhere.
+    """
+    skills = client.list_skills()
+    print(f"skills: {', '.join(skill.name for skill in skills) or '(none)'}")
+    if not skills or scenario in SKILLS_LISTED_ONLY:
+        return
+    try:
+        loaded = client.load_skill(skills[0])
+    except mcpsync.SkillVerificationError as exc:
+        print(f"skill {skills[0].name!r} refused: {exc}")
+        return
+    print(f"loaded skill {loaded.skill.name!r} ({len(loaded.content.data)} bytes, verified)")
+    for file in loaded.skill.files:
+        if file.uri != loaded.skill.uri:
+            try:
+                print(f"read {file.uri}: {len(client.read_skill_file(loaded.skill, file.uri).data)} bytes")
+            except mcpsync.SkillVerificationError as exc:
+                print(f"skill file refused: {exc}")
+
+
 def main(argv: Any) -> int:
     if len(argv) < 2:
         print("usage: python -m tests.conformance.client <server-url>", file=sys.stderr)
@@ -131,6 +161,8 @@ def main(argv: Any) -> int:
         options["auth"] = auth
     try:
         with mcpsync.connect(url, **options) as client:
+            if "io.modelcontextprotocol/skills" in (client.server_capabilities.get("extensions") or {}):
+                use_skills(client, scenario)
             tools = client.list_tools() if "tools" in client.server_capabilities else []
             for name, arguments in planned_calls(tools, context):
                 try:
