@@ -644,6 +644,10 @@ def _w_manager(spec: Dict[str, Any]) -> Dict[str, Any]:
     return res
 
 
+def _reps(size: int) -> int:
+    return 3 if size <= 1_000_000 else 2 if size <= 10_000_000 else 1
+
+
 def _w_results(spec: Dict[str, Any]) -> Dict[str, Any]:
     sizes, transport = spec["sizes"], spec["transport"]
     out: List[Dict[str, Any]] = []
@@ -667,7 +671,7 @@ def _w_results(spec: Dict[str, Any]) -> Dict[str, Any]:
                     _reset_peak()
                     base = _rss_kib()
                     times = []
-                    for _ in range(3 if size <= 1_000_000 else 1):
+                    for _ in range(_reps(size)):
                         t = time.perf_counter()
                         try:
                             text = await asyncio.wait_for(o.tool("big", {"bytes": size}), spec["call_timeout"])
@@ -696,7 +700,7 @@ def _w_results(spec: Dict[str, Any]) -> Dict[str, Any]:
             _reset_peak()
             base = _rss_kib()
             times = []
-            for _ in range(3 if size <= 1_000_000 else 1):
+            for _ in range(_reps(size)):
                 t = time.perf_counter()
                 text = client.tool("big", {"bytes": size})
                 times.append(time.perf_counter() - t)
@@ -947,7 +951,7 @@ def _section_manager(plan: Dict[str, Any], args: argparse.Namespace, official: b
 
 def _section_results(plan: Dict[str, Any], args: argparse.Namespace, official: bool) -> Dict[str, Any]:
     units = [("%s/%s" % (c, tr), {"kind": "results", "client": c, "transport": tr, "sizes": plan["sizes"],
-                                  "call_timeout": 60.0})
+                                  "call_timeout": 20.0})
              for tr in ("stdio", "json", "sse") for c in _clients(official)]
     rounds = max(1, min(plan["rounds"], 2))  # the big results dominate: two rounds at most
     return _rounds("results", units, rounds, args.timeout, "sizes", "bytes")
