@@ -60,10 +60,10 @@ ECHO = {"text": "hi"}
 
 # What each mode measures: (quick, default).
 PLAN: Dict[str, Dict[str, Any]] = {
-    "quick": {"threads": [1, 8, 64, 256], "calls": 600, "pending": [100, 1000], "fresh": 100,
+    "quick": {"threads": [1, 8, 64, 256], "calls": 600, "http_calls": 300, "pending": [100, 1000], "fresh": 100,
               "servers": [1, 10], "sizes": [1_000, 100_000, 1_000_000, 10_000_000],
               "tools": [10, 100, 1000], "rounds": 1},
-    "default": {"threads": [1, 8, 64, 256, 1024], "calls": 3000, "pending": [100, 1000, 10000], "fresh": 200,
+    "default": {"threads": [1, 8, 64, 256, 1024], "calls": 2000, "http_calls": 800, "pending": [100, 1000, 10000], "fresh": 200,
                 "servers": [1, 10, 50, 100],
                 "sizes": [1_000, 100_000, 1_000_000, 10_000_000, 100_000_000],
                 "tools": [10, 100, 1000, 10000], "rounds": 3},
@@ -441,7 +441,7 @@ def _w_threads(spec: Dict[str, Any]) -> Dict[str, Any]:
                     await o.tool("echo", ECHO)
                 out = []
                 for n in levels:
-                    total = max(calls, 4 * n)
+                    total = max(calls, 2 * n)
                     lat: List[float] = []
                     perf = time.perf_counter
 
@@ -466,7 +466,7 @@ def _w_threads(spec: Dict[str, Any]) -> Dict[str, Any]:
         client = target.client
         for _ in range(100):
             client.tool("echo", ECHO)
-        return {"levels": [_drive_threads(lambda: client.tool("echo", ECHO), n, max(calls, 4 * n))
+        return {"levels": [_drive_threads(lambda: client.tool("echo", ECHO), n, max(calls, 2 * n))
                            for n in levels]}
     finally:
         target.close()
@@ -648,6 +648,21 @@ def _reps(size: int) -> int:
     return 3 if size <= 1_000_000 else 2 if size <= 10_000_000 else 1
 
 
+def _projected_past(done: List[Dict[str, Any]], size: int, limit: float) -> str:
+    """Why ``size`` is not worth trying: the time grown from the last two sizes at their measured
+    rate (time ~ size**k) would pass ``limit``; "" when it would not, or can't be told."""
+    if len(done) < 2 or "seconds" not in done[-1] or "seconds" not in done[-2]:
+        return ""
+    import math
+
+    (s1, t1), (s2, t2) = [(p["bytes"], p["seconds"]) for p in done[-2:]]
+    k = max(1.0, math.log(t2 / t1) / math.log(s2 / s1))
+    projected = t2 * (size / s2) ** k
+    if projected <= limit:
+        return ""
+    return "not run: time grew as size^%.2f, projected %.0f s > %.0f s" % (k, projected, limit)
+
+
 def _w_results(spec: Dict[str, Any]) -> Dict[str, Any]:
     sizes, transport = spec["sizes"], spec["transport"]
     out: List[Dict[str, Any]] = []
@@ -667,6 +682,10 @@ def _w_results(spec: Dict[str, Any]) -> Dict[str, Any]:
                 for _ in range(3):
                     await o.tool("big", {"bytes": 1000})
                 for size in sizes:
+                    skip = _projected_past(out, size, spec["call_timeout"])
+                    if skip:
+                        out.append({"bytes": size, "error": skip})
+                        return
                     gc.collect()
                     _reset_peak()
                     base = _rss_kib()
@@ -892,7 +911,7 @@ def _clients(official: bool) -> List[str]:
 
 def _section_threads(plan: Dict[str, Any], args: argparse.Namespace, official: bool) -> Dict[str, Any]:
     units = [("%s/%s" % (c, tr), {"kind": "threads", "client": c, "transport": tr, "levels": plan["threads"],
-                                  "calls": plan["calls"]})
+                                  "calls": plan["calls" if tr == "stdio" else "http_calls"]})
              for tr in ("stdio", "http") for c in _clients(official)]
     return _rounds("threads", units, plan["rounds"], args.timeout, "levels", "threads")
 
@@ -1197,6 +1216,8 @@ def _print_report(results: Dict[str, Any]) -> None:
         _table("5. catalog size (ms)", ["client", "tools", "list_tools", "index+names", "cache write",
                                         "cache read", "mgr.tools()"], rows)
         _failures(sec)
+    print("\n  section times: %s" % ", ".join("%s %.0f s" % (name, meta["%s_s" % name]) for name in SECTIONS
+                                            if "%s_s" % name in meta))
     print("\nTargets (issue 16; report only):")
     for t in results["targets"]:
         value = "-" if t["value"] is None else "%.2f" % t["value"]
