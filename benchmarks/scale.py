@@ -1257,10 +1257,10 @@ def _plot(results: Dict[str, Any], directory: str) -> List[str]:
         plt.close(fig)
         written.append(path)
 
-    def lines(ax: Any, sec: Dict[str, Any], field: str, scale: float = 1.0) -> None:
+    def lines(ax: Any, sec: Dict[str, Any], field: str, scale: float = 1.0, least: float = 0.0) -> None:
         for name in sec:
             pts = sorted((k, p[field] * scale) for k, p in _points(sec, name).items()
-                         if isinstance(p.get(field), (int, float)))
+                         if isinstance(p.get(field), (int, float)) and p[field] > 0 and k >= least)
             if pts:
                 ax.plot([k for k, _ in pts], [v for _, v in pts], label=name, **style(name))
 
@@ -1268,12 +1268,15 @@ def _plot(results: Dict[str, Any], directory: str) -> List[str]:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
         lines(axes[0], s["threads"], "calls_per_s")
         lines(axes[1], s["threads"], "p99_us", 1e-3)
+        levels = sorted({n for name in s["threads"] for n in _points(s["threads"], name)})
         for ax, label in zip(axes, ("calls/s", "p99 latency (ms)")):
             ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xticks(levels)
+            ax.set_xticklabels([str(n) for n in levels])
             ax.set_xlabel("threads (official SDK: tasks)")
             ax.set_ylabel(label)
-            ax.grid(True, alpha=0.3)
-        axes[1].set_yscale("log")
+            ax.grid(True, alpha=0.3, which="both")
         axes[0].legend(fontsize=8)
         save(fig, "threads.png", "Threads sharing one client")
     if "pending" in s:
@@ -1311,9 +1314,9 @@ def _plot(results: Dict[str, Any], directory: str) -> List[str]:
     if "results" in s:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
         lines(axes[0], s["results"], "mb_per_s")
-        lines(axes[1], s["results"], "peak_x")
+        lines(axes[1], s["results"], "peak_x", least=1_000_000)  # below 1 MB, pages and noise, not the result
         axes[1].axhline(3.0, color="k", linewidth=0.8, alpha=0.5)
-        for ax, label in zip(axes, ("MB/s", "peak RSS / result size")):
+        for ax, label in zip(axes, ("MB/s", "peak RSS / result size (from 1 MB)")):
             ax.set_xscale("log")
             ax.set_xlabel("result size (bytes)")
             ax.set_ylabel(label)
