@@ -46,7 +46,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import IO, Any, Callable, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -148,10 +148,10 @@ def _child_env() -> Dict[str, str]:
     return env
 
 
-_LIVE: List[subprocess.Popen] = []  # the parent's running children, killed on the way out
+_LIVE: "List[subprocess.Popen[str]]" = []  # the parent's running children, killed on the way out
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: "subprocess.Popen[Any]") -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
@@ -192,9 +192,11 @@ class StdioFloor:
 
     def __init__(self, argv: List[str]) -> None:
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.w, self.r = self.proc.stdin, self.proc.stdout
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.w: IO[bytes] = self.proc.stdin
+        self.r: IO[bytes] = self.proc.stdout
         self.lock = threading.Lock()
-        self.pending: Dict[int, list] = {}
+        self.pending: Dict[int, List[Any]] = {}
         self.ids = itertools.count(1)
         self.w.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
@@ -218,7 +220,7 @@ class StdioFloor:
 
     def request(self, method: str, params: Dict[str, Any]) -> Any:
         rid = next(self.ids)
-        slot: list = [threading.Event(), None]
+        slot: List[Any] = [threading.Event(), None]
         self.pending[rid] = slot
         line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode() + b"\n"
         with self.lock:
@@ -229,7 +231,7 @@ class StdioFloor:
         return slot[1]["result"]
 
     def tool(self, name: str, args: Dict[str, Any]) -> str:
-        return self.request("tools/call", {"name": name, "arguments": args})["content"][0]["text"]
+        return str(self.request("tools/call", {"name": name, "arguments": args})["content"][0]["text"])
 
     def list_tools(self) -> int:
         return len(self.request("tools/list", {})["tools"])
@@ -253,7 +255,7 @@ class HttpFloor:
         from urllib.parse import urlsplit
 
         parts = urlsplit(url)
-        self.host, self.port, self.path = parts.hostname, parts.port, parts.path
+        self.host, self.port, self.path = parts.hostname or "127.0.0.1", parts.port, parts.path
         self.pool: "queue.LifoQueue[http.client.HTTPConnection]" = queue.LifoQueue()
         self.slots = threading.BoundedSemaphore(HTTP_POOL)
         self.ids = itertools.count(1)
@@ -374,7 +376,7 @@ class Official:
 
             self.http = HttpServer()
             url = self.http.url("sse" if self.transport == "sse" else "json")
-            self.session = await self.stack.enter_async_context(Client(url, mode="legacy"))
+            self.session = await self.stack.enter_async_context(Client(url, mode="legacy"))  # type: ignore[arg-type]
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -386,7 +388,7 @@ class Official:
 
     async def tool(self, name: str, args: Dict[str, Any]) -> str:
         result = await self.session.call_tool(name, args)
-        return result.content[0].text
+        return str(getattr(result.content[0], "text", ""))
 
     async def list_tools(self) -> int:
         return len((await self.session.list_tools()).tools)
@@ -708,7 +710,7 @@ def _w_results(spec: Dict[str, Any]) -> Dict[str, Any]:
 
         asyncio.run(main())
         return {"sizes": out}
-    options = {} if spec["client"] == "floor" else {"max_message_size": BIG_LIMIT}
+    options: Dict[str, Any] = {} if spec["client"] == "floor" else {"max_message_size": BIG_LIMIT}
     target = SyncTarget(spec["client"], transport, **options)
     try:
         client = target.client
@@ -845,7 +847,8 @@ def _run_worker(spec: Dict[str, Any], timeout: float) -> Dict[str, Any]:
     rc, out, err = _run([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)], timeout)
     for line in out.splitlines():
         if line.startswith(RESULT_MARK):
-            return json.loads(line[len(RESULT_MARK):])
+            parsed: Dict[str, Any] = json.loads(line[len(RESULT_MARK):])
+            return parsed
     return {"ok": False, "error": "timed out" if rc is None else "worker exited %s without a result" % rc,
             "stderr_tail": _tail(err)}
 
@@ -1300,11 +1303,12 @@ def _plot(results: Dict[str, Any], directory: str) -> List[str]:
     if "manager" in s:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
         for client in ("mcpsync", "official"):
-            pts = [p for p in (s["manager"].get(client) or {}).get("points", []) if "ready_s" in p]
-            if pts:
-                xs = [p["servers"] for p in pts]
-                axes[0].plot(xs, [p["ready_s"] for p in pts], label=client, **style(client))
-                axes[1].plot(xs, [(p["rss_now_kib"] - p["rss0_kib"]) / p["servers"] / 1024 for p in pts],
+            runs: List[Dict[str, Any]] = [q for q in (s["manager"].get(client) or {}).get("points", [])
+                                          if "ready_s" in q]
+            if runs:
+                xs = [q["servers"] for q in runs]
+                axes[0].plot(xs, [q["ready_s"] for q in runs], label=client, **style(client))
+                axes[1].plot(xs, [(q["rss_now_kib"] - q["rss0_kib"]) / q["servers"] / 1024 for q in runs],
                              label=client, **style(client))
         axes[1].axhline(2.0, color="k", linewidth=0.8, alpha=0.5)
         for ax, label in zip(axes, ("seconds until every tool is listed", "client RSS per server (MiB)")):

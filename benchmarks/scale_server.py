@@ -80,10 +80,10 @@ def answer(tools: Tools, msg: Any) -> Optional[List[bytes]]:
     if not isinstance(msg, dict) or "id" not in msg or not isinstance(msg.get("method"), str):
         return None
     rid, method = msg["id"], msg["method"]
-    params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+    params: Dict[str, Any] = msg["params"] if isinstance(msg.get("params"), dict) else {}
     if method == "tools/call":
         name = params.get("name")
-        args = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        args: Dict[str, Any] = params["arguments"] if isinstance(params.get("arguments"), dict) else {}
         if name == "echo":
             return [_reply(rid, {"content": [{"type": "text", "text": str(args.get("text", ""))}], "isError": False})]
         if name == "big":
