@@ -597,7 +597,7 @@ def _w_manager(spec: Dict[str, Any]) -> Dict[str, Any]:
         async def main() -> None:
             _reset_peak()
             rss0, fds0, th0 = _rss_kib(), _fds(), _os_threads()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             group = ClientSessionGroup(component_name_hook=lambda name, info: "%s_%s" % (info.name, name))
             await group.__aenter__()
             try:
@@ -606,7 +606,7 @@ def _w_manager(spec: Dict[str, Any]) -> Dict[str, Any]:
                 for i in range(n):
                     await group.connect_to_server(StdioServerParameters(command=sys.executable,
                                                                         args=_manager_argv(i)))
-                res["ready_s"] = time.perf_counter() - t0
+                res["ready_s"], res["cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
                 res["tools"] = len(group.tools)
                 res["rss_now_kib"], res["fds"], res["os_threads"] = _rss_kib(), _fds(), _os_threads()
             finally:
@@ -622,11 +622,11 @@ def _w_manager(spec: Dict[str, Any]) -> Dict[str, Any]:
         cfg = {"mcpServers": {"s%03d" % i: {"command": sys.executable, "args": _manager_argv(i)} for i in range(n)}}
         _reset_peak()
         rss0, fds0, th0 = _rss_kib(), _fds(), _os_threads()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         manager = Manager(cfg, cache=False)
         try:
             manager.connect_all(startup_timeout=CALL_TIMEOUT)
-            res["ready_s"] = time.perf_counter() - t0
+            res["ready_s"], res["cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
             res["tools"] = len(manager.tools())
             res["rss_now_kib"], res["fds"], res["os_threads"] = _rss_kib(), _fds(), _os_threads()
             names: Dict[str, int] = {}
@@ -1180,16 +1180,17 @@ def _print_report(results: Dict[str, Any]) -> None:
             for p in (sec.get(client) or {}).get("points", []):
                 n = p["servers"]
                 if "ready_s" not in p:
-                    rows.append([client, str(n), "FAILED: " + str(p.get("error"))[:60]] + [""] * 6)
+                    rows.append([client, str(n), "FAILED: " + str(p.get("error"))[:60]] + [""] * 7)
                     continue
-                rows.append([client, str(n), _fmt(p["ready_s"], "{:.3f}"), _fmt(p["peak_kib"] / 1024, "{:.1f}"),
+                rows.append([client, str(n), _fmt(p["ready_s"], "{:.3f}"), _fmt(p.get("cpu_s", 0) / n * 1e3, "{:.1f}"),
+                             _fmt(p["peak_kib"] / 1024, "{:.1f}"),
                              _fmt((p["rss_now_kib"] - p["rss0_kib"]) / n / 1024, "{:.2f}"),
                              _fmt((p["os_threads"] - p["os_threads0"]) / n, "{:.2f}"),
                              _fmt((p["fds"] - p["fds0"]) / n, "{:.2f}"), _fmt(p["close_s"], "{:.3f}"),
                              "%d/%d" % (p.get("os_threads_after_close", 0), p.get("fds_after_close", 0))
                              if "fds_after_close" in p else "-"])
         _table("3. servers in one Manager (official: ClientSessionGroup, connected one by one)",
-               ["client", "servers", "ready s", "peak MiB", "MiB/server", "threads/srv", "fds/srv", "close s",
+               ["client", "servers", "ready s", "CPU ms/srv", "peak MiB", "MiB/server", "threads/srv", "fds/srv", "close s",
                 "thr/fds after"], rows)
         print("  one server spawn: %.1f ms CPU, %.1f ms wall" % (sec["spawn"]["cpu_s"] * 1e3,
                                                                sec["spawn"]["wall_s"] * 1e3))
