@@ -1,0 +1,68 @@
+"""``benchmarks/scale.py --quick --json`` runs to the end, reports every section and leaves nothing running.
+
+A smoke test only: the figures depend on the machine, so nothing here looks at a timing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from .conftest import ROOT
+
+SCRIPT = ROOT / "benchmarks" / "scale.py"
+SERVER = str(ROOT / "benchmarks" / "scale_server.py")
+SECTIONS = ("threads", "pending", "manager", "results", "catalog")
+
+
+def _left_behind(session: int) -> List[str]:
+    """Processes still in the benchmark's session, or running its server (Linux /proc; [] elsewhere)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, pgrp, session...
+        if fields[0] == "Z":
+            continue
+        if int(fields[3]) == session or SERVER in cmdline:
+            found.append("%s: %s" % (entry.name, cmdline.strip()))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+def test_the_scale_benchmark_runs_quick_and_cleans_up() -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), "--quick", "--json"], cwd=str(ROOT), env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.communicate()
+    assert proc.returncode == 0, err[-3000:]
+    results = json.loads(out)
+    for section in SECTIONS:
+        assert results["sections"].get(section), "section %s missing: %s" % (section, err[-2000:])
+    assert isinstance(results["targets"], list) and results["targets"]
+    assert all(t["status"] in ("PASS", "MISS", "SKIP") for t in results["targets"])
+
+    if not Path("/proc/self/stat").exists():
+        return
+    deadline = time.monotonic() + 10
+    while _left_behind(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _left_behind(proc.pid) == []
