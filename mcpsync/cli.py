@@ -37,7 +37,7 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from . import config as mcpconfig
 from .exceptions import (
@@ -80,7 +80,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    _configure_logging(args.debug)
+    restore_logging = _configure_logging(args.debug)
     try:
         return _run(args, target)
     except KeyboardInterrupt:
@@ -97,6 +97,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             sys.stderr.write(_SECRETS.scrub("".join(traceback.format_exc())))
         _error(_first_line(exc))
         return _exit_code(exc)
+    finally:
+        restore_logging()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -578,17 +580,31 @@ class _Scrubbed(logging.Formatter):
         return _SECRETS.scrub(super().format(record))
 
 
-def _configure_logging(debug: bool) -> None:
-    root = logging.getLogger("mcpsync")
+def _configure_logging(debug: bool) -> Callable[[], None]:
+    """Send mcpsync's log lines to stderr for this command; returns what undoes it.
+
+    ``main`` undoes it on the way out, so a program (or a test) that calls ``main()``
+    in-process is not left with a handler on a stream that may be closed later.
+    """
     handler = logging.StreamHandler(sys.stderr)
     if debug:
         handler.setFormatter(_Scrubbed("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        root.setLevel(logging.DEBUG)
-        root.addHandler(handler)
-        return
-    # Without --debug only skipped config files and cache trouble are worth a line;
-    # server failures are reported by the commands themselves.
-    handler.setFormatter(_OneLine())
-    handler.setLevel(logging.WARNING)
-    for name in ("mcpsync.config", "mcpsync.cache"):
-        logging.getLogger(name).addHandler(handler)
+        loggers, level = [logging.getLogger("mcpsync")], logging.DEBUG
+    else:
+        # Without --debug only skipped config files and cache trouble are worth a line;
+        # server failures are reported by the commands themselves.
+        handler.setFormatter(_OneLine())
+        handler.setLevel(logging.WARNING)
+        loggers, level = [logging.getLogger(name) for name in ("mcpsync.config", "mcpsync.cache")], None
+    before = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        if level is not None:
+            logger.setLevel(level)
+
+    def undo() -> None:
+        for logger, old in zip(loggers, before):
+            logger.removeHandler(handler)
+            logger.setLevel(old)
+
+    return undo
