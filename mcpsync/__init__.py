@@ -58,6 +58,7 @@ from .transports import (
     Transport,
     create_transport,
 )
+from .skills import LoadedSkill, Skill, SkillContent, SkillFile
 from .types import (
     AudioContent,
     BlobResourceContents,
@@ -68,7 +69,6 @@ from .types import (
     GetPromptResult,
     ImageContent,
     Implementation,
-    LoadedSkill,
     Prompt,
     PromptArgument,
     PromptList,
@@ -79,9 +79,6 @@ from .types import (
     ResourceLink,
     ResourceList,
     ResourceTemplate,
-    Skill,
-    SkillContent,
-    SkillFile,
     TextContent,
     TextResourceContents,
     Tool,

@@ -38,10 +38,9 @@ from .subscriptions import Subscription, Subscriptions, UpdateCallback
 from .tasks import Task, TaskInfo, call_as_task, list_tasks
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
-from .types import (
-    CallToolResult, CompleteResult, GetPromptResult, Implementation, LoadedSkill, Prompt, ReadResourceResult,
-    Resource, ResourceTemplate, Skill, SkillContent, Tool,
-)
+from .skills import LoadedSkill, Skill, SkillContent
+from .types import (CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, ReadResourceResult,
+                    Resource, ResourceTemplate, Tool)
 
 __all__ = ["Client", "connect"]
 

@@ -38,6 +38,7 @@ PUBLIC_MODULES = [
     "mcpsync.handlers",
     "mcpsync.manager",
     "mcpsync.progress",
+    "mcpsync.skills",
     "mcpsync.stateless",
     "mcpsync.subscriptions",
     "mcpsync.tasks",

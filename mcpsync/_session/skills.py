@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from .._rpc.jsonrpc import INVALID_PARAMS
 from .._rpc.options import CallOptions
 from ..exceptions import MCPError, ProtocolError, SkillVerificationError, UnknownSkillError
-from ..types import LoadedSkill, Skill, SkillContent, SkillFile
+from ..skills import LoadedSkill, Skill, SkillContent, SkillFile
 from .frontmatter import FrontmatterError, parse_frontmatter, same_value, split_frontmatter
 from .listing import Lists
 from .meta import SKILLS_EXTENSION

@@ -35,33 +35,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import config as mcpconfig
-from .exceptions import (
-    CapabilityError, ConfigError, MCPError, MCPSyncError, ProtocolError, RequestTimeout, TransportError,
-    UnknownServerError,
-)
+from .. import config as mcpconfig
+from ..exceptions import ConfigError, MCPSyncError, UnknownServerError
+from . import _output as out
+from . import _skills as skills_cli
 
 __all__ = ["main"]
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_CONFIG = 3
-EXIT_CONNECT = 4
-EXIT_TIMEOUT = 5
-EXIT_REFUSED = 6
-EXIT_INTERRUPTED = 130
 
 DEFAULT_TIMEOUT = 30.0
+
+
 COMMANDS = ("servers", "tools", "call", "resources", "prompts", "skills", "skill", "trust")
-
-
-class UsageError(Exception):
-    """Bad command-line input (exit code 2)."""
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -79,24 +67,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             setattr(args, name, default)
     if args.command is None:
         parser.print_help(sys.stderr)
-        return EXIT_USAGE
-    restore_logging = _configure_logging(args.debug)
+        return out.EXIT_USAGE
+    restore_logging = out.configure_logging(args.debug)
     try:
         return _run(args, target)
     except KeyboardInterrupt:
-        _error("interrupted")
-        return EXIT_INTERRUPTED
-    except UsageError as exc:
-        _error(str(exc))
-        return EXIT_USAGE
+        out.error("interrupted")
+        return out.EXIT_INTERRUPTED
+    except out.UsageError as exc:
+        out.error(str(exc))
+        return out.EXIT_USAGE
     except Exception as exc:
         if args.debug:
             import traceback
 
             # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
-            sys.stderr.write(_SECRETS.scrub("".join(traceback.format_exc())))
-        _error(_first_line(exc))
-        return _exit_code(exc)
+            sys.stderr.write(out.SECRETS.scrub("".join(traceback.format_exc())))
+        out.error(out.first_line(exc))
+        return out.exit_code(exc)
     finally:
         restore_logging()
 
@@ -138,32 +126,29 @@ def _parser() -> argparse.ArgumentParser:
                                description="SERVER may be an http(s) URL; with '-- COMMAND...' leave it out.")
     call.add_argument("words", nargs="+", metavar="SERVER TOOL [ARGUMENTS]",
                       help="ARGUMENTS is a JSON object ('-' reads it from stdin)")
-    _skills_parsers(commands, common)
+    skills_cli.add_parsers(commands, common)
     return parser
 
 
-# -- running ------------------------------------------------------------------------------------
-
-
 def _run(args: argparse.Namespace, target: List[str]) -> int:
-    from .manager import Manager
+    from ..manager import Manager
 
     if args.command == "trust":
         if target:
-            raise UsageError("'trust' takes no server command")
+            raise out.UsageError("'trust' takes no server command")
         return _trust(args)
 
     server, tool, arguments = _positionals(args, target)
     starts = args.command != "servers" or args.status
     config, wanted = _load_config(args, target, server, starts)
-    _SECRETS.learn(config)
+    out.SECRETS.learn(config)
     manager = Manager(config, cache=not args.no_cache and not target and not _is_url(server),
                       timeout=args.timeout, reconnect=False)
     try:
         if starts:
             manager.connect_all(startup_timeout=args.timeout)
-        if args.command in _SKILL_COMMANDS:
-            return _skills(manager, wanted, args)
+        if args.command in skills_cli.SKILL_COMMANDS:
+            return skills_cli.run_skills(manager, wanted, args)
         if args.command == "servers":
             return _servers(manager, config, args)
         if args.command == "call":
@@ -175,25 +160,25 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
 
 
 def _positionals(args: argparse.Namespace, target: List[str]) -> Tuple[Optional[str], Optional[str], Any]:
-    if args.command in _SKILL_COMMANDS:
-        return _skill_positionals(args, target)
+    if args.command in skills_cli.SKILL_COMMANDS:
+        return skills_cli.positionals(args, target)
     if args.command in ("tools", "resources", "prompts"):
         if target and args.server:
-            raise UsageError(f"give either a SERVER ({args.server!r}) or '-- COMMAND...', not both")
+            raise out.UsageError(f"give either a SERVER ({args.server!r}) or '-- COMMAND...', not both")
         return args.server, None, None
     if args.command != "call":
         if target:
-            raise UsageError("'servers' takes no server command; use --config or the config files")
+            raise out.UsageError("'servers' takes no server command; use --config or the config files")
         return None, None, None
     words = list(args.words)
     if not target:
         if len(words) < 2:
-            raise UsageError("call needs SERVER TOOL [ARGUMENTS]")
+            raise out.UsageError("call needs SERVER TOOL [ARGUMENTS]")
         server = words.pop(0)
     else:
         server = None
     if not words or len(words) > 2:
-        raise UsageError("call needs TOOL [ARGUMENTS] after the server")
+        raise out.UsageError("call needs TOOL [ARGUMENTS] after the server")
     tool = words[0]
     return server, tool, _arguments(words[1] if len(words) > 1 else None)
 
@@ -206,11 +191,11 @@ def _arguments(text: Optional[str]) -> Dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise UsageError(f"ARGUMENTS is not valid JSON: {exc}") from None
+        raise out.UsageError(f"ARGUMENTS is not valid JSON: {exc}") from None
     except RecursionError:
-        raise UsageError("ARGUMENTS is nested too deeply to be tool arguments") from None
+        raise out.UsageError("ARGUMENTS is nested too deeply to be tool arguments") from None
     if not isinstance(value, dict):
-        raise UsageError("ARGUMENTS must be a JSON object, like '{\"text\": \"hi\"}'")
+        raise out.UsageError("ARGUMENTS must be a JSON object, like '{\"text\": \"hi\"}'")
     return value
 
 
@@ -227,7 +212,7 @@ def _load_config(args: argparse.Namespace, target: List[str], server: Optional[s
     terminal about the others.
     """
     if target:
-        from .transports.stdio import default_name
+        from ..transports.stdio import default_name
 
         name = default_name(target[0], target[1:])
         return mcpconfig.from_mapping({name: {"command": target[0], "args": target[1:]}}), name
@@ -260,9 +245,6 @@ def _load_config(args: argparse.Namespace, target: List[str], server: Optional[s
     return only, server
 
 
-# -- commands -------------------------------------------------------------------------------------
-
-
 def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace) -> int:
     rows = [status.to_dict() for status in manager.status().values()]
     for name, server in config.servers.items():
@@ -270,12 +252,12 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
             rows.append({"name": name, "state": "disabled", "type": server.type, "source": server.source,
                          "tools": 0, "last_error": None})
     if args.json:
-        _print_json(rows)
-        return EXIT_OK
+        out.print_json(rows)
+        return out.EXIT_OK
     table = [(r["name"], r["state"], r["type"], str(r["tools"]) if r["state"] == "connected" else "-",
-              _first_line(r["last_error"]) if r["last_error"] else r["source"]) for r in rows]
-    _print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), table)
-    return EXIT_OK
+              out.first_line(r["last_error"]) if r["last_error"] else r["source"]) for r in rows]
+    out.print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), table)
+    return out.EXIT_OK
 
 
 def _trust(args: argparse.Namespace) -> int:
@@ -290,7 +272,7 @@ def _trust(args: argparse.Namespace) -> int:
                            if source.level == "project" and source.format != "claude-local"]
         forgotten = sum(mcpconfig.revoke_trust(path) for path in files)
         print(f"forgot {forgotten} trusted project file{'' if forgotten == 1 else 's'}")
-        return EXIT_OK
+        return out.EXIT_OK
     rows = []
     for path, digest in sorted(mcpconfig.trusted_projects().items()):
         try:
@@ -300,10 +282,10 @@ def _trust(args: argparse.Namespace) -> int:
             state = "missing"
         rows.append({"path": path, "state": state, "sha256": digest})
     if args.json:
-        _print_json(rows)
+        out.print_json(rows)
     else:
-        _print_table(("STATE", "PROJECT FILE"), [(row["state"], row["path"]) for row in rows])
-    return EXIT_OK
+        out.print_table(("STATE", "PROJECT FILE"), [(row["state"], row["path"]) for row in rows])
+    return out.EXIT_OK
 
 
 def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> int:
@@ -324,25 +306,25 @@ def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> i
             failures.append(exc)
             if wanted is not None:
                 raise
-            _warn(_first_line(exc))
+            out.warn(out.first_line(exc))
             continue
         reached += 1
         rows.extend(_items(manager, client, name, args.command, args.timeout))
     if args.json:
-        _print_json(rows)
+        out.print_json(rows)
     elif args.command == "tools":
-        _print_table(("SERVER", "TOOL", "DESCRIPTION"),
-                     [(r["server"], r["name"], _first_line(r.get("description") or "")) for r in rows])
+        out.print_table(("SERVER", "TOOL", "DESCRIPTION"),
+                     [(r["server"], r["name"], out.first_line(r.get("description") or "")) for r in rows])
     elif args.command == "resources":
-        _print_table(("SERVER", "URI", "NAME", "MIME TYPE"),
+        out.print_table(("SERVER", "URI", "NAME", "MIME TYPE"),
                      [(r["server"], r.get("uri", ""), r.get("name", ""), r.get("mimeType") or "") for r in rows])
     else:
-        _print_table(("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"),
+        out.print_table(("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"),
                      [(r["server"], r.get("name", ""), ", ".join(a.get("name", "") for a in r.get("arguments") or []),
-                       _first_line(r.get("description") or "")) for r in rows])
+                       out.first_line(r.get("description") or "")) for r in rows])
     if names and not reached and failures:
-        return _exit_code(failures[0])
-    return EXIT_OK
+        return out.exit_code(failures[0])
+    return out.EXIT_OK
 
 
 def _items(manager: Any, client: Any, server: str, command: str, timeout: float) -> List[Dict[str, Any]]:
@@ -359,7 +341,7 @@ def _items(manager: Any, client: Any, server: str, command: str, timeout: float)
 
 def _call(manager: Any, server: str, tool: str, arguments: Dict[str, Any], args: argparse.Namespace) -> int:
     client = manager.client(server, timeout=args.timeout)
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    progress = out.Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     try:
         result = client.call_tool(tool, arguments, timeout=args.timeout,
                                   on_progress=progress.show if progress is not None else None)
@@ -367,244 +349,10 @@ def _call(manager: Any, server: str, tool: str, arguments: Dict[str, Any], args:
         if progress is not None:
             progress.clear()
     if args.json:
-        _print_json(result.to_dict())
+        out.print_json(result.to_dict())
     else:
-        _print_result(result)
+        out.print_result(result)
     if result.is_error:
-        _error("the tool reported an error")
-        return EXIT_ERROR
-    return EXIT_OK
-
-
-def _print_result(result: Any) -> None:
-    from .types import EmbeddedResource, ImageContent, ResourceLink, TextContent
-
-    printed = False
-    for block in result.content:
-        printed = True
-        if isinstance(block, TextContent):
-            print(block.text)
-        elif isinstance(block, ImageContent):
-            print(f"[{block.mime_type} image, {len(block.data or '') * 3 // 4} bytes]")
-        elif isinstance(block, ResourceLink):
-            print(f"[resource link {block.to_dict().get('uri')}]")
-        elif isinstance(block, EmbeddedResource):
-            resource = block.to_dict().get("resource") or {}
-            print(resource.get("text") if "text" in resource else f"[resource {resource.get('uri')}]")
-        else:
-            print(json.dumps(block.to_dict(), ensure_ascii=False))
-    if result.structured_content is not None and not result.text:
-        print(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
-    elif not printed:
-        print("(no content)")
-
-
-# -- output ---------------------------------------------------------------------------------------
-
-
-class _Progress:
-    """One self-overwriting progress line on a terminal's stderr."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.shown = False
-
-    def show(self, progress: float, total: Optional[float], message: Optional[str]) -> None:
-        amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
-        text = f"progress {amount}" + (f" {message}" if message else "")
-        self.stream.write("\r\033[K" + text[:200])
-        self.stream.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-
-
-def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    if not rows:
-        print("(none)")
-        return
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header) - 1)]
-    for row in [header, *rows]:
-        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(row[-1])]
-        print("  ".join(cells).rstrip())
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
-
-
-def _first_line(value: Any) -> str:
-    """The first line of ``value``'s text; an exception with no text is named by its type."""
-    text = str(value).strip()
-    if text:
-        return text.splitlines()[0]
-    return type(value).__name__ if isinstance(value, BaseException) else ""
-
-
-def _error(text: str) -> None:
-    print(f"mcpsync: error: {_SECRETS.scrub(text)}", file=sys.stderr)
-
-
-def _warn(text: str) -> None:
-    print(f"mcpsync: warning: {_SECRETS.scrub(text)}", file=sys.stderr)
-
-
-class _Secrets:
-    """What the config's ``${VAR}``s expanded to, and other values that must never be printed.
-
-    mcpsync's own texts never quote them; this catches what foreign exceptions and log lines
-    might (a traceback's urllib3 error quotes the URL with its query). Each value of four or
-    more characters is replaced by ``***`` in error lines, warnings, ``--debug`` logs and tracebacks.
-    """
-
-    def __init__(self) -> None:
-        self.values: List[str] = []
-
-    def learn(self, config: "mcpconfig.Config", environ: Optional[Dict[str, str]] = None) -> None:
-        import os
-        import re
-        from urllib.parse import urlsplit
-
-        source = os.environ if environ is None else environ
-        found = set(self.values)
-        for server in config.servers.values():
-            if not server.trusted:
-                continue  # nothing was expanded
-            found.update(server.headers.values())
-            found.update(server.env.values())
-            found.update(arg for arg, written in zip(server.args, server.written_args()) if arg != written)
-            parts = urlsplit(server.url or "")
-            found.update(value for value in (parts.query, parts.password, parts.fragment) if value)
-            fields = {key: value for key, value in server.raw.items() if key not in ("command", "cwd")}  # paths
-            for name in re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields)):
-                if source.get(name):
-                    found.add(source[name])
-        self.values = sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
-
-    def scrub(self, text: str) -> str:
-        for value in self.values:
-            text = text.replace(value, "***")
-        return text
-
-
-_SECRETS = _Secrets()
-
-
-def _exit_code(exc: BaseException) -> int:
-    if isinstance(exc, (ConfigError, UnknownServerError)):
-        return EXIT_CONFIG
-    if isinstance(exc, RequestTimeout) or isinstance(exc.__cause__, RequestTimeout):
-        return EXIT_TIMEOUT  # also a server that did not answer its handshake in time
-    if isinstance(exc, TransportError):
-        return EXIT_CONNECT
-    if isinstance(exc, (MCPError, CapabilityError, ProtocolError)):
-        return EXIT_REFUSED
-    return EXIT_ERROR
-
-
-# -- skills (the io.modelcontextprotocol/skills extension) ---------------------------------------------
-
-_SKILL_COMMANDS = ("skills", "skill")
-
-
-def _skills_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    sub = commands.add_parser("skills", parents=[common], help="list the skills of every server, or of one")
-    sub.add_argument("server", nargs="?", metavar="SERVER", help="a server name or an http(s) URL")
-    sub = commands.add_parser("skill", parents=[common], help="show one skill's SKILL.md, verified",
-                              description="NAME is a skill's name or its SKILL.md URI; with '-- COMMAND...' "
-                                          "leave SERVER out.")
-    sub.add_argument("words", nargs="+", metavar="SERVER NAME")
-
-
-def _skill_positionals(args: argparse.Namespace, target: List[str]) -> Tuple[Optional[str], Optional[str], Any]:
-    """``(server, skill name, None)`` for ``skills [SERVER]`` and ``skill SERVER NAME``."""
-    if args.command == "skills":
-        if target and args.server:
-            raise UsageError(f"give either a SERVER ({args.server!r}) or '-- COMMAND...', not both")
-        return args.server, None, None
-    words = list(args.words)
-    if len(words) != (1 if target else 2):
-        raise UsageError("skill needs NAME after the server (SERVER NAME, or NAME -- COMMAND...)")
-    return (None if target else words[0]), words[-1], None
-
-
-def _skills(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> int:
-    """List skills (servers that do not declare the extension are skipped unless named) or show one."""
-    if args.command == "skill":
-        assert wanted is not None
-        loaded = manager.client(wanted, timeout=args.timeout).load_skill(args.words[-1], timeout=args.timeout)
-        skill = loaded.skill
-        if args.json:
-            _print_json({"server": wanted, "skill": skill.to_dict(), "verified": loaded.content.verified,
-                         "text": loaded.text})
-            return EXIT_OK
-        state = "verified: size, digest and frontmatter" if loaded.content.verified else "NOT verified (dynamic)"
-        print(f"{skill.name}  {skill.uri}  ({wanted}; {state})")
-        for file in skill.files:
-            print(f"  {file.uri}  {file.size} bytes")
-        print()
-        print(loaded.text, end="" if loaded.text.endswith("\n") else "\n")
-        return EXIT_OK
-    rows: List[Dict[str, Any]] = []
-    for name in [wanted] if wanted is not None else manager.servers:
-        try:
-            client = manager.client(name, timeout=0)
-            rows.extend({"server": name, **skill.to_dict()} for skill in client.list_skills(timeout=args.timeout))
-        except CapabilityError:
-            if wanted is not None:
-                raise
-        except MCPSyncError as exc:
-            if wanted is not None:
-                raise
-            _warn(_first_line(exc))
-    if args.json:
-        _print_json(rows)
-        return EXIT_OK
-    _print_table(("SERVER", "SKILL", "URI", "FILES", "DESCRIPTION"), [
-        (r["server"], str((r.get("frontmatter") or {}).get("name", "")), str(r.get("uri", "")),
-         str(len(r["resources"])) if isinstance(r.get("resources"), list) else str(r.get("resources", "?")),
-         _first_line((r.get("frontmatter") or {}).get("description") or "")) for r in rows])
-    return EXIT_OK
-
-
-class _OneLine(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return f"mcpsync: warning: {_SECRETS.scrub(_first_line(record.getMessage()))}"
-
-
-class _Scrubbed(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return _SECRETS.scrub(super().format(record))
-
-
-def _configure_logging(debug: bool) -> Callable[[], None]:
-    """Send mcpsync's log lines to stderr for this command; returns what undoes it.
-
-    ``main`` undoes it on the way out, so a program (or a test) that calls ``main()``
-    in-process is not left with a handler on a stream that may be closed later.
-    """
-    handler = logging.StreamHandler(sys.stderr)
-    if debug:
-        handler.setFormatter(_Scrubbed("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        loggers, level = [logging.getLogger("mcpsync")], logging.DEBUG
-    else:
-        # Without --debug only skipped config files and cache trouble are worth a line;
-        # server failures are reported by the commands themselves.
-        handler.setFormatter(_OneLine())
-        handler.setLevel(logging.WARNING)
-        loggers, level = [logging.getLogger(name) for name in ("mcpsync.config", "mcpsync.cache")], None
-    before = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.addHandler(handler)
-        if level is not None:
-            logger.setLevel(level)
-
-    def undo() -> None:
-        for logger, old in zip(loggers, before):
-            logger.removeHandler(handler)
-            logger.setLevel(old)
-
-    return undo
+        out.error("the tool reported an error")
+        return out.EXIT_ERROR
+    return out.EXIT_OK

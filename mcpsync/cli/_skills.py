@@ -1,0 +1,76 @@
+"""The ``mcpsync skills`` and ``mcpsync skill`` commands (the ``io.modelcontextprotocol/skills`` extension).
+
+``skills [SERVER]`` lists the skills of every server that declares the extension (or of
+the one named); ``skill SERVER NAME`` shows one skill's ``SKILL.md``, verified against its
+entry. Runs on the command's thread; each call blocks until the server answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..exceptions import CapabilityError, MCPSyncError
+from . import _output as out
+
+SKILL_COMMANDS = ("skills", "skill")
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    sub = commands.add_parser("skills", parents=[common], help="list the skills of every server, or of one")
+    sub.add_argument("server", nargs="?", metavar="SERVER", help="a server name or an http(s) URL")
+    sub = commands.add_parser("skill", parents=[common], help="show one skill's SKILL.md, verified",
+                              description="NAME is a skill's name or its SKILL.md URI; with '-- COMMAND...' "
+                                          "leave SERVER out.")
+    sub.add_argument("words", nargs="+", metavar="SERVER NAME")
+
+
+def positionals(args: argparse.Namespace, target: List[str]) -> Tuple[Optional[str], Optional[str], Any]:
+    """``(server, skill name, None)`` for ``skills [SERVER]`` and ``skill SERVER NAME``."""
+    if args.command == "skills":
+        if target and args.server:
+            raise out.UsageError(f"give either a SERVER ({args.server!r}) or '-- COMMAND...', not both")
+        return args.server, None, None
+    words = list(args.words)
+    if len(words) != (1 if target else 2):
+        raise out.UsageError("skill needs NAME after the server (SERVER NAME, or NAME -- COMMAND...)")
+    return (None if target else words[0]), words[-1], None
+
+
+def run_skills(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> int:
+    """List skills (servers that do not declare the extension are skipped unless named) or show one."""
+    if args.command == "skill":
+        assert wanted is not None
+        loaded = manager.client(wanted, timeout=args.timeout).load_skill(args.words[-1], timeout=args.timeout)
+        skill = loaded.skill
+        if args.json:
+            out.print_json({"server": wanted, "skill": skill.to_dict(), "verified": loaded.content.verified,
+                         "text": loaded.text})
+            return out.EXIT_OK
+        state = "verified: size, digest and frontmatter" if loaded.content.verified else "NOT verified (dynamic)"
+        print(f"{skill.name}  {skill.uri}  ({wanted}; {state})")
+        for file in skill.files:
+            print(f"  {file.uri}  {file.size} bytes")
+        print()
+        print(loaded.text, end="" if loaded.text.endswith("\n") else "\n")
+        return out.EXIT_OK
+    rows: List[Dict[str, Any]] = []
+    for name in [wanted] if wanted is not None else manager.servers:
+        try:
+            client = manager.client(name, timeout=0)
+            rows.extend({"server": name, **skill.to_dict()} for skill in client.list_skills(timeout=args.timeout))
+        except CapabilityError:
+            if wanted is not None:
+                raise
+        except MCPSyncError as exc:
+            if wanted is not None:
+                raise
+            out.warn(out.first_line(exc))
+    if args.json:
+        out.print_json(rows)
+        return out.EXIT_OK
+    out.print_table(("SERVER", "SKILL", "URI", "FILES", "DESCRIPTION"), [
+        (r["server"], str((r.get("frontmatter") or {}).get("name", "")), str(r.get("uri", "")),
+         str(len(r["resources"])) if isinstance(r.get("resources"), list) else str(r.get("resources", "?")),
+         out.first_line((r.get("frontmatter") or {}).get("description") or "")) for r in rows])
+    return out.EXIT_OK
