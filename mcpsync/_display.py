@@ -113,7 +113,12 @@ def read_result_html(result: Any) -> str:
         # Text and blob contents are told apart by the field each has (see ResourceContents.parse).
         blob = getattr(item, "blob", None)
         text = getattr(item, "text", None)
-        if blob is None and text is not None:
+        if blob is None and text is not None and _is_app_page(item.mime_type):
+            # An MCP Apps page: shown in a frame whose empty sandbox allows no script, form,
+            # popup or navigation (mcpsync is not an Apps host: the page is shown, never run).
+            parts.append(f"<iframe sandbox='' srcdoc='{_e(text)}' title='MCP App view (static)' "
+                         "style='width:100%;height:420px;border:1px solid #ccc'></iframe>")
+        elif blob is None and text is not None:
             parts.append(f"<pre style='white-space:pre-wrap'>{_e(_short(text, 20000))}</pre>")
         elif blob is not None:
             if item.mime_type in _SAFE_IMAGE_TYPES:
@@ -128,3 +133,12 @@ def prompt_result_html(result: Any) -> str:
     for message in result.messages:
         parts.append(f"<div><b>{_e(message.role)}</b>{content_html(message.content)}</div>")
     return "<div>" + "".join(parts) + "</div>"
+
+
+def _is_app_page(mime_type: Any) -> bool:
+    """``text/html;profile=mcp-app`` (parameters in any order, spacing and case)."""
+    if not isinstance(mime_type, str):
+        return False
+    kind, _, params = mime_type.partition(";")
+    profiles = [p.strip().lower() for p in params.split(";")]
+    return kind.strip().lower() == "text/html" and "profile=mcp-app" in profiles

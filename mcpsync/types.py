@@ -319,6 +319,19 @@ class Tool(MCPObject):
     execution: _Field[Optional[Dict[str, Any]]] = _Field("execution", None)
 
     @property
+    def ui_resource_uri(self) -> Optional[str]:
+        """The ``ui://`` resource that renders this tool's results (the MCP Apps extension), if any.
+
+        Read from ``_meta.ui.resourceUri`` (or the older flat ``_meta["ui/resourceUri"]``).
+        :meth:`~mcpsync.Client.read_resource` of it returns the HTML, which a notebook shows
+        in a sandboxed frame; mcpsync is not an Apps host, so the page is shown, never run.
+        """
+        meta = self.meta or {}
+        ui = meta.get("ui")
+        uri = ui.get("resourceUri") if isinstance(ui, dict) else meta.get("ui/resourceUri")
+        return uri if isinstance(uri, str) and uri else None
+
+    @property
     def required_arguments(self) -> List[str]:
         """Names listed in the input schema's ``required``."""
         required = self.input_schema.get("required") if isinstance(self.input_schema, dict) else None

