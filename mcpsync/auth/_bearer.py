@@ -35,6 +35,7 @@ import requests.auth
 
 from ..exceptions import AuthError, MCPSyncError
 from ..transports._http_session import current_exchange
+from ._binding import IssuerBinding
 from ._challenge import Challenge
 from ._discovery import AuthServer, Discovery, discover
 from . import _dpop
@@ -58,9 +59,13 @@ class BearerAuth(requests.auth.AuthBase):
     """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`."""
 
     def __init__(self, server_url: Optional[str], *, store: TokenStore, scopes: Optional[Sequence[str]],
-                 verify: Any, http_timeout: float, max_authorizations: int, dpop: bool = False) -> None:
+                 verify: Any, http_timeout: float, max_authorizations: int, dpop: bool = False,
+                 issuer: Optional[str] = None) -> None:
         if max_authorizations < 1:
             raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
+        IssuerBinding(issuer, None, "")  # a pinned issuer must be a safe URL (ValueError)
+        self.issuer = issuer
+        self._issuer_rule: Optional[IssuerBinding] = None  # made on first use: subclasses set their secrets first
         self.server_url: Optional[str] = None
         self._probe_url: Optional[str] = None
         self.store = store
@@ -335,12 +340,32 @@ class BearerAuth(requests.auth.AuthBase):
         if not fresh and cached is not None and challenge.resource_metadata in (None, cached.metadata_url):
             return cached
         assert self.server_url is not None
-        discovery = discover(fetch, self.server_url, challenge)
+        discovery = discover(fetch, self.server_url, challenge, prefer=self.issuer)
+        previous = cached.server.issuer if cached is not None else None
+        self._rule().check(discovery.server.issuer, self.server_url, self._load, self._save, previous)
         if cached is not None and discovery.server.issuer != cached.server.issuer:
             log.warning("The authorization server of %s changed from %s to %s; authorizing with the new one",
                         self.server_url, cached.server.issuer, discovery.server.issuer)
         self._discovery = discovery
         return discovery
+
+    def _rule(self) -> IssuerBinding:
+        """The issuer rule: the pinned issuer, else the binding of the configured credential (see ``_binding``)."""
+        if self._issuer_rule is None:
+            credential = self._credential()
+            self._issuer_rule = IssuerBinding(self.issuer, credential[0] if credential else None,
+                                              credential[1] if credential else "")
+        return self._issuer_rule
+
+    def _credential(self) -> Optional[Tuple[str, str]]:
+        """Subclass: (store label, how errors name it) of a configured credential to bind to its issuer, or None."""
+        return None
+
+    def _load(self, key: str) -> Any:
+        return self._store_call("load", key)
+
+    def _save(self, key: str, value: Dict[str, Any]) -> Any:
+        return self._store_call("save", key, value)
 
     def _obtain(self, fetch: Fetcher, discovery: Discovery, scopes: Optional[Tuple[str, ...]],
                 abort: Optional[threading.Event]) -> Grant:
@@ -469,6 +494,9 @@ class BearerAuth(requests.auth.AuthBase):
         """The stored grant in ``data`` if it is whole, from ``issuer`` and for a client that is still us."""
         grant = Grant.from_dict(data) if isinstance(data, dict) else None
         if grant is None or grant.issuer != issuer or grant.resource != resource:
+            return None
+        if not self._rule().allows(grant.issuer, self._load):
+            log.info("Not using the stored tokens from %s: credentials here may not go to that issuer", issuer)
             return None
         client = self._accept_client(grant.client)
         if client is None:
