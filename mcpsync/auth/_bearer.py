@@ -38,7 +38,7 @@ from ..transports._http_session import current_exchange
 from ._binding import IssuerBinding
 from ._challenge import Challenge
 from ._discovery import AuthServer, Discovery, discover
-from . import _dpop
+from . import _dpop, _ssrf
 from ._dpop import Binding, DPoPKey, Nonces
 from ._fetch import Fetcher
 from ._grants import Signer, TokenEndpoint
@@ -408,7 +408,13 @@ class BearerAuth(requests.auth.AuthBase):
         return replace(grant, dpop_key=None) if grant.token.token_type != "DPoP" else grant
 
     def _fetcher(self) -> Fetcher:
-        return Fetcher(verify=self.verify, timeout=self.http_timeout)
+        """A fetcher for one flow, under the SSRF rule for this MCP server (see ``_ssrf``)."""
+        policy = _ssrf.FetchPolicy.for_server(self.server_url, trusted=(self.issuer, *self._trusted_urls()))
+        return Fetcher(verify=self.verify, timeout=self.http_timeout, policy=policy)
+
+    def _trusted_urls(self) -> Tuple[str, ...]:
+        """Subclass: URLs the user configured, whose origins any flow may reach (an IdP's token endpoint)."""
+        return ()
 
     # -- binding, probing -------------------------------------------------------------------------
 

@@ -154,6 +154,9 @@ class EnterpriseAuth(BearerAuth):
         """Get a token now (unless a usable one is held). Blocking; raises like the class."""
         self._ensure(server_url, force=False, challenged_only=False)
 
+    def _trusted_urls(self) -> Tuple[str, ...]:
+        return (self.idp_token_endpoint,)
+
     def _credential(self) -> Optional[Tuple[str, str]]:
         label = secret_label(self.client_id, self._secret) if self._secret else f"enterprise {self.client_id}"
         return label, f"the enterprise client {self.client_id!r}"
