@@ -118,3 +118,52 @@ def test_two_auth_objects_refreshing_at_once_spend_the_refresh_token_once(stack,
     assert stack.authorization.count("token", grant_type="refresh_token") == 1
     [kept] = stored_refresh_tokens(path)
     assert kept in stack.authorization.refresh
+
+
+CHILD = r"""
+import sys
+import mcpsync
+
+url, path = sys.argv[1], sys.argv[2]
+
+def no_person(url):
+    raise SystemExit("asked to log in")
+
+auth = mcpsync.OAuth(store=mcpsync.FileTokenStore(path), login=no_person)
+print("READY", flush=True)
+sys.stdin.readline()
+with mcpsync.connect(url, auth=auth, timeout=20) as client:
+    print(client.call_tool("echo", {"text": "child"}).text, flush=True)
+"""
+
+
+def test_two_processes_on_one_token_file_refresh_once_and_keep_the_live_grant(stack, tmp_path):
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    path = tmp_path / "tokens.json"
+    with stack.connect(stack.oauth(store=mcpsync.FileTokenStore(path))) as client:
+        echo(client)
+    stack.authorization.expire_access_tokens()
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, stack.mcp_url, str(path)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                for _ in range(2)]
+    try:
+        for child in children:
+            assert child.stdout.readline().strip() == "READY"
+        for child in children:
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        outcomes = [child.communicate(timeout=40) for child in children]
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    assert [out.strip() for out, _ in outcomes] == ["child", "child"], [err[-2000:] for _, err in outcomes]
+    assert stack.authorization.count("token", grant_type="refresh_token") == 1
+    [kept] = stored_refresh_tokens(path)
+    assert kept in stack.authorization.refresh
