@@ -414,7 +414,10 @@ class AuthError(MCPSyncError):
         error: a short code: the OAuth error the authorization server sent
             (``"access_denied"``, ``"invalid_grant"``, ...) or mcpsync's own
             (``"resource_mismatch"``, ``"issuer_mismatch"``, ``"pkce_unsupported"``,
-            ``"insufficient_scope"``, ``"login_timeout"``, ``"discovery_failed"``, ...).
+            ``"insufficient_scope"``, ``"login_timeout"``, ``"discovery_failed"``,
+            ``"issuer_not_allowed"`` (not the pinned or bound authorization server),
+            ``"unsafe_url"`` (a URL the flow may not fetch), ``"refresh_unavailable"``
+            (a refresh failed but the stored grant was kept), ``"token_store"``, ...).
     """
 
     def __init__(self, message: str, *, error: str = "auth_error") -> None:

@@ -165,7 +165,7 @@ def test_file_store_survives_a_corrupt_file_and_reports_an_unwritable_one(tmp_pa
     path.write_text("{not json")
     store = mcpsync.FileTokenStore(path)
     assert store.load("k") is None
-    logs.wait_for(lambda m: "unreadable token file" in m)
+    logs.wait_for(lambda m: "Ignoring the token file" in m and "moved aside, not overwritten" in m)
     blocked = mcpsync.FileTokenStore(tmp_path / "file-not-dir" / "tokens.json")
     (tmp_path / "file-not-dir").write_text("")
     with pytest.raises(mcpsync.AuthError) as caught:

@@ -24,19 +24,21 @@ transports ends early when that request is abandoned (timeout, cancel, close).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from dataclasses import replace
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
 import requests
 import requests.auth
 
 from ..exceptions import AuthError, MCPSyncError
 from ..transports._http_session import current_exchange
+from ._binding import IssuerBinding
 from ._challenge import Challenge
 from ._discovery import AuthServer, Discovery, discover
-from . import _dpop
+from . import _dpop, _ssrf
 from ._dpop import Binding, DPoPKey, Nonces
 from ._fetch import Fetcher
 from ._grants import Signer, TokenEndpoint
@@ -57,9 +59,13 @@ class BearerAuth(requests.auth.AuthBase):
     """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`."""
 
     def __init__(self, server_url: Optional[str], *, store: TokenStore, scopes: Optional[Sequence[str]],
-                 verify: Any, http_timeout: float, max_authorizations: int, dpop: bool = False) -> None:
+                 verify: Any, http_timeout: float, max_authorizations: int, dpop: bool = False,
+                 issuer: Optional[str] = None) -> None:
         if max_authorizations < 1:
             raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
+        IssuerBinding(issuer, None, "")  # a pinned issuer must be a safe URL (ValueError)
+        self.issuer = issuer
+        self._issuer_rule: Optional[IssuerBinding] = None  # made on first use: subclasses set their secrets first
         self.server_url: Optional[str] = None
         self._probe_url: Optional[str] = None
         self.store = store
@@ -74,6 +80,7 @@ class BearerAuth(requests.auth.AuthBase):
         self._nonces = Nonces()
         self._lock = threading.RLock()
         self._grant: Optional[Grant] = None
+        self._persisted: Optional[Grant] = None  # the grant known to be the stored one (read or written as it is)
         self._loaded = False
         self._discovery: Optional[Discovery] = None
         if server_url is not None:
@@ -250,18 +257,73 @@ class BearerAuth(requests.auth.AuthBase):
         return self._obtain(fetch, discovery, scopes or None, abort)
 
     def _refresh(self, fetch: Fetcher, grant: Grant) -> Optional[Grant]:
-        """The grant with a refreshed token, or None when the server refused (its refresh token is then dropped)."""
-        try:
-            token = self._endpoint(grant).refresh(fetch, grant.token, grant.resource)
-        except AuthError as exc:
-            log.info("Refreshing the access token failed (%s); a new authorization is needed", exc.error)
-            spent = replace(grant, token=replace(grant.token, refresh_token=None))  # never try it again
-            if self._grant == grant:
-                self._grant = spent
-            self._store_call("save", tokens_key(grant.issuer, grant.resource), spent.to_dict())
-            return None
-        log.info("Access token refreshed (issuer %s)", grant.issuer)
-        return replace(grant, token=token)
+        """The grant with a refreshed token, or None when its refresh token is dead (``invalid_grant``).
+
+        Runs inside the store's transaction for the grant's entry (for a
+        :class:`FileTokenStore`, its file lock), so that processes sharing the
+        store refresh one at a time: the stored grant is read again first, and
+        one that another process stored since is used instead (as it is when
+        still fresh, else its refresh token is the one spent). The answer is
+        written back only over the entry that was read (compare-and-swap).
+        Only ``invalid_grant`` forgets a refresh token.
+
+        Raises:
+            AuthError: (``refresh_unavailable``) the token endpoint failed otherwise
+                (a 5xx, a 429, another OAuth error): the stored grant is kept as it was.
+            ConnectError, TransportError, RequestTimeout: the token endpoint could not be
+                reached (the stored grant is kept too).
+        """
+        key = tokens_key(grant.issuer, grant.resource)
+        with self._transaction(key):
+            stored = self._store_call("load", key)
+            newer = self._parse_grant(stored, grant.issuer, grant.resource)
+            if newer is not None and newer.token != grant.token:
+                if not newer.token.expiring(_tokens.clock()):
+                    log.info("Using the tokens stored by another process or auth object (issuer %s)", grant.issuer)
+                    return self._adopt(grant, newer)
+                if newer.token.refresh_token:
+                    log.debug("Refreshing with the newer refresh token found in the store")
+                    grant = self._adopt(grant, newer)
+            try:
+                token = self._endpoint(grant).refresh(fetch, grant.token, grant.resource)
+            except AuthError as exc:
+                if exc.error != "invalid_grant":
+                    raise AuthError(f"{exc}. The stored refresh token was kept (only an invalid_grant answer makes "
+                                    "mcpsync forget it): this looks temporary, so try again later; no new login "
+                                    "was started", error="refresh_unavailable") from exc
+                log.info("Refreshing the access token failed (invalid_grant: the refresh token is dead); a new "
+                         "authorization is needed")
+                spent = replace(grant, token=replace(grant.token, refresh_token=None))  # never try it again
+                if self._grant == grant:
+                    self._grant = spent
+                if stored is not None:
+                    self._store_call("replace", key, stored, spent.to_dict())
+                return None
+            log.info("Access token refreshed (issuer %s)", grant.issuer)
+            fresh = replace(grant, token=token)
+            if self._store_call("replace", key, stored, fresh.to_dict()):
+                self._persisted = fresh
+            else:
+                log.warning("The stored tokens for %s changed while they were refreshed; leaving them as they are "
+                            "(the new token is used by this process only)", grant.resource)
+            return fresh
+
+    def _adopt(self, grant: Grant, newer: Grant) -> Grant:
+        """Take ``newer`` (read from the store) in place of ``grant``."""
+        if self._grant == grant:
+            self._grant = newer
+        self._persisted = newer
+        return newer
+
+    @contextlib.contextmanager
+    def _transaction(self, key: str) -> Iterator[None]:
+        """The store's transaction for ``key``; a store that cannot give one is logged and done without."""
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(self.store.transaction(key))
+            except Exception as exc:
+                log.warning("Token store transaction failed (%s); refreshing without it", exc)
+            yield
 
     def _renew(self, fetch: Fetcher, grant: Grant) -> Optional[Grant]:
         """Renew without a person: refresh. (ClientCredentials also runs its grant again.)"""
@@ -278,12 +340,32 @@ class BearerAuth(requests.auth.AuthBase):
         if not fresh and cached is not None and challenge.resource_metadata in (None, cached.metadata_url):
             return cached
         assert self.server_url is not None
-        discovery = discover(fetch, self.server_url, challenge)
+        discovery = discover(fetch, self.server_url, challenge, prefer=self.issuer)
+        previous = cached.server.issuer if cached is not None else None
+        self._rule().check(discovery.server.issuer, self.server_url, self._load, self._save, previous)
         if cached is not None and discovery.server.issuer != cached.server.issuer:
             log.warning("The authorization server of %s changed from %s to %s; authorizing with the new one",
                         self.server_url, cached.server.issuer, discovery.server.issuer)
         self._discovery = discovery
         return discovery
+
+    def _rule(self) -> IssuerBinding:
+        """The issuer rule: the pinned issuer, else the binding of the configured credential (see ``_binding``)."""
+        if self._issuer_rule is None:
+            credential = self._credential()
+            self._issuer_rule = IssuerBinding(self.issuer, credential[0] if credential else None,
+                                              credential[1] if credential else "")
+        return self._issuer_rule
+
+    def _credential(self) -> Optional[Tuple[str, str]]:
+        """Subclass: (store label, how errors name it) of a configured credential to bind to its issuer, or None."""
+        return None
+
+    def _load(self, key: str) -> Any:
+        return self._store_call("load", key)
+
+    def _save(self, key: str, value: Dict[str, Any]) -> Any:
+        return self._store_call("save", key, value)
 
     def _obtain(self, fetch: Fetcher, discovery: Discovery, scopes: Optional[Tuple[str, ...]],
                 abort: Optional[threading.Event]) -> Grant:
@@ -326,7 +408,13 @@ class BearerAuth(requests.auth.AuthBase):
         return replace(grant, dpop_key=None) if grant.token.token_type != "DPoP" else grant
 
     def _fetcher(self) -> Fetcher:
-        return Fetcher(verify=self.verify, timeout=self.http_timeout)
+        """A fetcher for one flow, under the SSRF rule for this MCP server (see ``_ssrf``)."""
+        policy = _ssrf.FetchPolicy.for_server(self.server_url, trusted=(self.issuer, *self._trusted_urls()))
+        return Fetcher(verify=self.verify, timeout=self.http_timeout, policy=policy)
+
+    def _trusted_urls(self) -> Tuple[str, ...]:
+        """Subclass: URLs the user configured, whose origins any flow may reach (an IdP's token endpoint)."""
+        return ()
 
     # -- binding, probing -------------------------------------------------------------------------
 
@@ -403,9 +491,18 @@ class BearerAuth(requests.auth.AuthBase):
             self._grant = self._load_grant(index["issuer"], index["resource"])
 
     def _load_grant(self, issuer: str, resource: str) -> Optional[Grant]:
-        data = self._store_call("load", tokens_key(issuer, resource))
+        grant = self._parse_grant(self._store_call("load", tokens_key(issuer, resource)), issuer, resource)
+        if grant is not None:
+            self._persisted = grant
+        return grant
+
+    def _parse_grant(self, data: Any, issuer: str, resource: str) -> Optional[Grant]:
+        """The stored grant in ``data`` if it is whole, from ``issuer`` and for a client that is still us."""
         grant = Grant.from_dict(data) if isinstance(data, dict) else None
-        if grant is None or grant.issuer != issuer:
+        if grant is None or grant.issuer != issuer or grant.resource != resource:
+            return None
+        if not self._rule().allows(grant.issuer, self._load):
+            log.info("Not using the stored tokens from %s: credentials here may not go to that issuer", issuer)
             return None
         client = self._accept_client(grant.client)
         if client is None:
@@ -422,7 +519,9 @@ class BearerAuth(requests.auth.AuthBase):
         """Make ``grant`` the current one and store it."""
         self._grant = grant
         self._loaded = True
-        self._store_call("save", tokens_key(grant.issuer, grant.resource), grant.to_dict())
+        if grant is not self._persisted:  # a refresh wrote its own answer (compare-and-swap); never again blindly
+            self._store_call("save", tokens_key(grant.issuer, grant.resource), grant.to_dict())
+            self._persisted = grant
         if self.server_url is not None:
             self._store_call("save", server_key(self.server_url), {"issuer": grant.issuer, "resource": grant.resource})
         if grant.client.source == "dcr":

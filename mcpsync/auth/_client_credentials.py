@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence, Tuple
 from ..exceptions import AuthError
 from . import _jwt
 from ._bearer import BearerAuth, Grant, max_authorizations_from
+from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
 from ._fetch import Fetcher
 from ._grants import Signer
@@ -49,6 +50,10 @@ class ClientCredentials(BearerAuth):
         scopes: scopes to ask for (with any the server's challenge names).
         store: where tokens are kept (default: memory; a new token is one request away).
         verify, timeout, max_authorizations, max_step_ups, dpop: as for :class:`~mcpsync.OAuth`.
+        issuer: pin the authorization server, as for :class:`~mcpsync.OAuth`. Without
+            it, a client secret is bound to the first issuer it is used with (in the
+            store, so for the default memory store: for this object's life). A
+            private key is not bound: its assertions name their audience.
 
     Thread safety: as :class:`~mcpsync.OAuth`.
 
@@ -74,13 +79,15 @@ class ClientCredentials(BearerAuth):
         max_authorizations: int = 3,
         max_step_ups: Optional[int] = None,
         dpop: bool = False,
+        issuer: Optional[str] = None,
     ) -> None:
         if (client_secret is None) == (private_key is None):
             raise ValueError("Give exactly one of client_secret and private_key")
         if private_key is not None:
             _jwt.require()
         super().__init__(server_url, store=store if store is not None else MemoryTokenStore(), scopes=scopes,
-                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop)
+                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop,
+                         issuer=issuer)
         self.client_id = client_id
         self._secret = client_secret
         self._private_key = private_key
@@ -90,6 +97,11 @@ class ClientCredentials(BearerAuth):
     def login(self, server_url: Optional[str] = None) -> None:
         """Get a token now (unless a usable one is held). Blocking; raises like the class."""
         self._ensure(server_url, force=False, challenged_only=False)
+
+    def _credential(self) -> Optional[Tuple[str, str]]:
+        if not self._secret:
+            return None
+        return secret_label(self.client_id, self._secret), f"the client secret of {self.client_id!r}"
 
     def _signer(self) -> Optional[Signer]:
         key = self._private_key

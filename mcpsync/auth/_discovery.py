@@ -106,8 +106,11 @@ class Discovery:
     metadata_url: Optional[str]
 
 
-def discover(fetch: Fetcher, server_url: str, challenge: Challenge) -> Discovery:
+def discover(fetch: Fetcher, server_url: str, challenge: Challenge, prefer: Optional[str] = None) -> Discovery:
     """Run discovery for the MCP server at ``server_url``.
+
+    ``prefer`` (a pinned issuer) is chosen among the metadata's
+    ``authorization_servers`` when it is listed; otherwise the first is.
 
     Raises:
         AuthError: the metadata names another resource (``resource_mismatch``),
@@ -121,12 +124,13 @@ def discover(fetch: Fetcher, server_url: str, challenge: Challenge) -> Discovery
     for url in urls:
         status, document = fetch.get_json(url)
         if status == 200 and isinstance(document, dict):
-            return _from_resource_metadata(fetch, server_url, url, document)
+            return _from_resource_metadata(fetch, server_url, url, document, prefer)
         log.debug("No protected resource metadata at %s (HTTP %d)", url, status)
     return _legacy(fetch, server_url)
 
 
-def _from_resource_metadata(fetch: Fetcher, server_url: str, url: str, document: Dict[str, Any]) -> Discovery:
+def _from_resource_metadata(fetch: Fetcher, server_url: str, url: str, document: Dict[str, Any],
+                            prefer: Optional[str]) -> Discovery:
     resource = document.get("resource")
     if not isinstance(resource, str) or not covers(resource, server_url):
         raise AuthError(f"The protected resource metadata at {url} is for {resource!r}, not for the MCP server "
@@ -135,7 +139,8 @@ def _from_resource_metadata(fetch: Fetcher, server_url: str, url: str, document:
     if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
         raise AuthError(f"The protected resource metadata at {url} lists no authorization server",
                         error="discovery_failed")
-    issuer = check_url(servers[0], "authorization server")
+    chosen = next((s for s in servers if prefer is not None and s.rstrip("/") == prefer.rstrip("/")), servers[0])
+    issuer = check_url(chosen, "authorization server")
     server = discover_authorization_server(fetch, issuer)
     if server is None:
         raise AuthError(f"No authorization server metadata found for {issuer} (tried RFC 8414 and OpenID Connect "

@@ -24,6 +24,7 @@ from urllib.parse import quote
 from ..exceptions import AuthError
 from ._assertions import TokenSource
 from ._bearer import BearerAuth, Grant, max_authorizations_from
+from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
 from ._errors import server_error
 from ._fetch import Fetcher
@@ -103,6 +104,9 @@ class EnterpriseAuth(BearerAuth):
         idp_client_id, idp_client_secret: how the application authenticates to the IdP.
         server_url, scopes, store, verify, timeout, max_authorizations, max_step_ups, dpop:
             as for :class:`~mcpsync.ClientCredentials` (``store`` defaults to memory).
+        issuer: pin the MCP server's authorization server (as for :class:`~mcpsync.OAuth`).
+            Without it, the client is bound to the first issuer it is used with: the
+            person's identity assertion is never asked for another audience.
 
     Thread safety: as :class:`~mcpsync.OAuth`; a callable ``id_token`` runs on
     the thread that needs a token, under the auth object's lock.
@@ -130,6 +134,7 @@ class EnterpriseAuth(BearerAuth):
         max_authorizations: int = 3,
         max_step_ups: Optional[int] = None,
         dpop: bool = False,
+        issuer: Optional[str] = None,
     ) -> None:
         try:
             self.idp_token_endpoint = check_url(idp_token_endpoint, "IdP token endpoint")
@@ -137,7 +142,8 @@ class EnterpriseAuth(BearerAuth):
             raise ValueError(str(exc)) from exc
         super().__init__(server_url, store=store if store is not None else MemoryTokenStore(), scopes=scopes,
                          verify=verify, http_timeout=timeout,
-                         max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop)
+                         max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop,
+                         issuer=issuer)
         self.client_id = client_id
         self._secret = client_secret
         self.source = TokenSource(id_token, "ID token", is_file=False)
@@ -147,6 +153,13 @@ class EnterpriseAuth(BearerAuth):
     def login(self, server_url: Optional[str] = None) -> None:
         """Get a token now (unless a usable one is held). Blocking; raises like the class."""
         self._ensure(server_url, force=False, challenged_only=False)
+
+    def _trusted_urls(self) -> Tuple[str, ...]:
+        return (self.idp_token_endpoint,)
+
+    def _credential(self) -> Optional[Tuple[str, str]]:
+        label = secret_label(self.client_id, self._secret) if self._secret else f"enterprise {self.client_id}"
+        return label, f"the enterprise client {self.client_id!r}"
 
     def _client(self, server: AuthServer) -> ClientIdentity:
         return ClientIdentity(self.client_id, self._secret, choose_auth_method(server, self._secret is not None), (),

@@ -8,6 +8,9 @@ Each flow opens a :class:`Fetcher` and closes it when done, so no connection
 (and no file descriptor) outlives the flow. Redirects are never followed: a
 metadata or token endpoint that redirects is answered as it is, which keeps
 every request on the URL that was checked. Bodies are read up to 1 MiB.
+Given a :class:`~mcpsync.auth._ssrf.FetchPolicy`, every request is checked
+against it first (no request from a remote MCP server's flow to this machine
+or its network).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from ..transports._urls import display_url
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
+
+    from ._ssrf import FetchPolicy
 
 __all__ = ["Fetcher", "Reply"]
 
@@ -42,11 +47,13 @@ class Fetcher:
     Args:
         verify: TLS verification, as for ``requests`` (True, False or a CA bundle path).
         timeout: seconds to connect, and seconds to wait for each read.
+        policy: where requests may go (None: anywhere ``check_url`` allows).
     """
 
-    def __init__(self, *, verify: Any = True, timeout: float = 30.0) -> None:
+    def __init__(self, *, verify: Any = True, timeout: float = 30.0, policy: "Optional[FetchPolicy]" = None) -> None:
         self._session: "requests.Session" = new_session(verify=verify, pool_size=2)
         self._timeout = (timeout, timeout)
+        self._policy = policy
 
     def __enter__(self) -> "Fetcher":
         return self
@@ -62,6 +69,7 @@ class Fetcher:
         """GET ``url`` asking for JSON.
 
         Raises:
+            AuthError: (``unsafe_url``) the policy refuses the URL.
             ConnectError, TransportError, RequestTimeout: the request itself failed.
         """
         return self._send("GET", url, {"Accept": "application/json", **(headers or {})})
@@ -115,6 +123,8 @@ class Fetcher:
         return response.status_code, document, response.headers  # case-insensitive
 
     def _request(self, method: str, url: str, headers: Dict[str, str], data: Any = None) -> "requests.Response":
+        if self._policy is not None:
+            self._policy.check(method, url)  # AuthError unsafe_url: nothing is sent
         try:
             return self._session.request(method, url, headers=headers, data=data, stream=True,
                                          allow_redirects=False, timeout=self._timeout)

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from ..exceptions import AuthError
 from ._bearer import BearerAuth, Grant, max_authorizations_from
+from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
 from ._errors import redact
 from ._fetch import Fetcher
@@ -71,6 +72,10 @@ class OAuth(BearerAuth):
             request and every request to the MCP server then carries a fresh proof,
             and the token is sent as ``Authorization: DPoP``. Needs
             ``pip install 'mcpsync[oauth-jwt]'`` (``cryptography``).
+        issuer: pin the authorization server: the issuer (as its metadata spells it)
+            the MCP server must name, else the login is refused (``AuthError``
+            ``issuer_not_allowed``). Without it, a configured client secret is bound to
+            the issuer it is first used with (remembered in the store) and refused elsewhere.
 
     Thread safety: share one OAuth between any threads and connections to its
     server; logins and refreshes are serialised by a lock. A login blocks the
@@ -102,6 +107,7 @@ class OAuth(BearerAuth):
         max_authorizations: int = 3,
         max_step_ups: Optional[int] = None,
         dpop: bool = False,
+        issuer: Optional[str] = None,
     ) -> None:
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
@@ -114,7 +120,8 @@ class OAuth(BearerAuth):
         if redirect_uri is not None:
             check_url(redirect_uri, "redirect URI")
         super().__init__(server_url, store=store if store is not None else FileTokenStore(), scopes=scopes,
-                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop)
+                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop,
+                         issuer=issuer)
         self.client_id = client_id
         self.client_secret = client_secret
         self.client_metadata_url = client_metadata_url
@@ -185,6 +192,11 @@ class OAuth(BearerAuth):
         log.info("Logged in with %s (granted scopes: %s)", server.issuer, token.scope or scope or "unspecified")
         return self._bound(Grant(server.issuer, discovery.resource, server.token_endpoint, client, token,
                                  tuple(asked) or None), endpoint)
+
+    def _credential(self) -> Optional[Tuple[str, str]]:
+        if self.client_id is None or not self.client_secret:
+            return None  # a public or registered-on-the-spot client has no secret of the user's to protect
+        return secret_label(self.client_id, self.client_secret), f"the client secret of {self.client_id!r}"
 
     def _registered_client(self, server: AuthServer) -> Optional[ClientIdentity]:
         """The client registered dynamically with ``server`` before, when dynamic registration is the way."""

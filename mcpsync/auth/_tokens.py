@@ -8,7 +8,15 @@ are never used with another server:
   with the token endpoint and client they belong to;
 * ``client <issuer>``: a client registered dynamically with that server;
 * ``server <canonical MCP URL>``: which issuer and resource that URL used last,
-  so a new process finds its tokens without discovery.
+  so a new process finds its tokens without discovery;
+* ``binding <credential>``: the issuer a configured secret was first used
+  with (see ``_binding``), so it is never sent to another one.
+
+A token file shared by several processes stays consistent: a refresh runs
+inside :meth:`TokenStore.transaction` and writes back with
+:meth:`TokenStore.replace` (compare-and-swap), so a process never writes a
+spent grant over the one another process just stored. A file that does not
+parse is moved aside, never overwritten.
 
 Secrets (access and refresh tokens, client secrets) never appear in a
 ``repr`` or a log line.
@@ -28,7 +36,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, Mapping, Optional, Union
+from typing import Any, ContextManager, Dict, Iterator, Mapping, Optional, Union
 
 from ..exceptions import AuthError
 
@@ -168,16 +176,41 @@ class TokenStore(abc.ABC):
     def delete(self, key: str) -> None:
         """Forget ``key`` (no error if it is absent)."""
 
+    def transaction(self, key: str) -> ContextManager[None]:
+        """Hold off other writers of ``key`` for the ``with`` block (a read, a refresh, a write back).
+
+        mcpsync refreshes a stored grant inside this block, so that two users of
+        one store do not both spend the same refresh token. The default holds
+        nothing (a store shared by processes should override it, as
+        :class:`FileTokenStore` does with its file lock). Must be reentrant for
+        the thread holding it: ``load``, ``save``, ``delete`` and ``replace``
+        are called inside it.
+        """
+        return contextlib.nullcontext()
+
+    def replace(self, key: str, expected: Optional[Dict[str, Any]], value: Dict[str, Any]) -> bool:
+        """Save ``value`` under ``key`` only if the stored value still equals ``expected``; whether it did.
+
+        ``expected`` None means "nothing is stored". The default compares and
+        saves inside :meth:`transaction`, so it is atomic exactly when that is.
+        """
+        with self.transaction(key):
+            if self.load(key) != expected:
+                return False
+            self.save(key, value)
+            return True
+
 
 class MemoryTokenStore(TokenStore):
     """Keeps everything in this process's memory: nothing survives the process (tests, short jobs).
 
-    Thread-safe; values are copied in and out.
+    Thread-safe; values are copied in and out; :meth:`transaction` holds a
+    lock of this store (reentrant), so ``replace`` is atomic.
     """
 
     def __init__(self) -> None:
         self._data: Dict[str, Dict[str, Any]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"<MemoryTokenStore entries={len(self._data)}>"
@@ -194,6 +227,14 @@ class MemoryTokenStore(TokenStore):
     def delete(self, key: str) -> None:
         with self._lock:
             self._data.pop(key, None)
+
+    def transaction(self, key: str) -> ContextManager[None]:
+        return self._held()
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        with self._lock:
+            yield
 
 
 def default_token_path() -> Path:
@@ -223,52 +264,114 @@ class FileTokenStore(TokenStore):
     The directory is created with mode 0700 and the file with 0600; a file
     found readable by others is tightened (with a warning). Every change
     rewrites the file atomically (a temporary file, then a rename), under a
-    lock file on POSIX so processes sharing it do not lose each other's
-    writes. Thread-safe. (On Windows the file relies on the profile
-    directory's permissions.)
+    lock file on POSIX (``tokens.json.lock``, ``flock``) so processes sharing
+    it do not lose each other's writes; :meth:`transaction` holds that lock
+    for a whole refresh. Thread-safe. (On Windows the file relies on the
+    profile directory's permissions, and there is no lock across processes.)
+
+    A file that cannot be parsed (a UTF-8 byte order mark is accepted) is
+    never overwritten: the first write moves it aside to
+    ``tokens.json.corrupt-<UTC time>`` (mode 0600), logs a warning naming that
+    path, and starts a fresh file; until then, reads find nothing in it. A
+    file that exists but cannot be read at all (permissions) is not replaced
+    either: writes raise.
 
     Args:
         path: the file (default: :func:`default_token_path`).
 
-    Raises (from save and delete):
-        AuthError: (``token_store``) the file cannot be written.
+    Raises (from save, delete and replace):
+        AuthError: (``token_store``) the file cannot be written, or exists and cannot be read.
     """
 
     def __init__(self, path: Union[str, "os.PathLike[str]", None] = None) -> None:
         self.path = Path(path) if path is not None else default_token_path()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._depth = 0  # how deep the thread holding self._lock is in _exclusive (the flock is held while > 0)
 
     def __repr__(self) -> str:
         return f"<FileTokenStore {str(self.path)!r}>"
 
     def load(self, key: str) -> Optional[Dict[str, Any]]:
         with self._lock:
-            value = self._read().get(key)
+            value = self._read(for_write=False).get(key)
         return value if isinstance(value, dict) else None
 
     def save(self, key: str, value: Dict[str, Any]) -> None:
-        with self._lock, self._file_lock():
-            data = self._read()
+        with self._exclusive():
+            data = self._read(for_write=True)
             data[key] = value
             self._write(data)
 
     def delete(self, key: str) -> None:
-        with self._lock, self._file_lock():
-            data = self._read()
+        with self._exclusive():
+            data = self._read(for_write=True)
             if data.pop(key, None) is not None:
                 self._write(data)
 
-    def _read(self) -> Dict[str, Any]:
+    def transaction(self, key: str) -> ContextManager[None]:
+        """The file lock (and this object's thread lock) for the ``with`` block; reentrant."""
+        return self._exclusive()
+
+    def replace(self, key: str, expected: Optional[Dict[str, Any]], value: Dict[str, Any]) -> bool:
+        with self._exclusive():
+            data = self._read(for_write=True)
+            if data.get(key) != expected:
+                return False
+            data[key] = value
+            self._write(data)
+            return True
+
+    def _read(self, *, for_write: bool) -> Dict[str, Any]:
+        """The file's entries. For a write (under the file lock), a file that did not parse is moved aside first.
+
+        Raises:
+            AuthError: (``token_store``, only ``for_write``) the file exists but cannot be read.
+        """
         try:
             with open(self.path, "rb") as f:
                 self._tighten(f.fileno())
-                data = json.loads(f.read().decode("utf-8"))
+                raw = f.read()
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError, RecursionError) as exc:
-            log.warning("Ignoring the unreadable token file %s: %s", self.path, exc)
+        except OSError as exc:
+            if for_write:
+                raise AuthError(f"Cannot read the token file {self.path} ({exc.strerror or exc}); refusing to "
+                                "replace it: fix its permissions, or move it away", error="token_store") from exc
+            log.warning("Cannot read the token file %s: %s", self.path, exc.strerror or exc)
             return {}
-        return data if isinstance(data, dict) else {}
+        try:
+            data = json.loads(raw.decode("utf-8-sig"))  # a byte order mark (an editor's) is not damage
+        except (ValueError, RecursionError) as exc:
+            problem = f"it is not valid JSON ({type(exc).__name__})"
+        else:
+            if isinstance(data, dict):
+                return data
+            problem = f"it holds a JSON {type(data).__name__}, not an object"
+        if not for_write:
+            log.warning("Ignoring the token file %s: %s; it will be moved aside, not overwritten, at the next "
+                        "save", self.path, problem)
+            return {}
+        aside = self._move_aside()
+        log.warning("The token file %s could not be used (%s); moved it to %s and starting a fresh one",
+                    self.path, problem, aside)
+        return {}
+
+    def _move_aside(self) -> Path:
+        """Rename the damaged file to a free ``<name>.corrupt-<UTC time>[-n]`` next to it, owner-only."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        for n in range(1000):
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}" + (f"-{n}" if n else ""))
+            if not os.path.lexists(aside):
+                break
+        try:
+            if os.name == "posix":
+                os.chmod(self.path, 0o600)
+            os.rename(self.path, aside)
+        except OSError as exc:
+            raise AuthError(f"The token file {self.path} does not parse and cannot be moved aside "
+                            f"({exc.strerror or exc}); refusing to overwrite it: move it away yourself",
+                            error="token_store") from exc
+        return aside
 
     def _tighten(self, fd: int) -> None:
         if os.name != "posix":
@@ -295,21 +398,39 @@ class FileTokenStore(TokenStore):
                             error="token_store") from exc
 
     @contextlib.contextmanager
-    def _file_lock(self) -> Iterator[None]:
-        """An exclusive lock across processes (POSIX ``flock`` on a sibling lock file; nothing elsewhere)."""
-        try:
-            import fcntl
-        except ImportError:  # Windows
-            yield
-            return
-        try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise AuthError(f"Cannot lock the token file {self.path}: {exc.strerror or exc}",
-                            error="token_store") from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing releases the lock
+    def _exclusive(self) -> Iterator[None]:
+        """This object's lock and, outermost, an exclusive lock across processes. Reentrant per thread.
+
+        The cross-process lock is POSIX ``flock`` on a sibling lock file (nothing
+        elsewhere). ``flock`` locks belong to an open file, so a nested use
+        must not take it again: the depth counts the nesting.
+        """
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                import fcntl
+            except ImportError:  # Windows
+                fcntl = None  # type: ignore[assignment]
+            fd = -1
+            if fcntl is not None:
+                try:
+                    self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                    fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+                except OSError as exc:
+                    raise AuthError(f"Cannot lock the token file {self.path}: {exc.strerror or exc}",
+                                    error="token_store") from exc
+            try:
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                self._depth = 1
+                yield
+            finally:
+                self._depth = 0
+                if fd >= 0:
+                    os.close(fd)  # closing releases the lock

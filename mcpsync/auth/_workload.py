@@ -54,6 +54,9 @@ class WorkloadIdentity(BearerAuth):
         server_url, scopes, verify, timeout, max_authorizations, max_step_ups, dpop: as for
             :class:`~mcpsync.ClientCredentials`.
         store: where tokens are kept (default: memory).
+        issuer: pin the authorization server (as for :class:`~mcpsync.OAuth`). Without
+            it, the identity token, a bearer credential, is bound to the first issuer
+            it is sent to and refused to any other.
 
     Thread safety: as :class:`~mcpsync.OAuth`.
 
@@ -78,6 +81,7 @@ class WorkloadIdentity(BearerAuth):
         max_authorizations: int = 3,
         max_step_ups: Optional[int] = None,
         dpop: bool = False,
+        issuer: Optional[str] = None,
     ) -> None:
         if (token_file is None) == (token is None):
             raise ValueError("Give exactly one of token_file and token")
@@ -85,7 +89,9 @@ class WorkloadIdentity(BearerAuth):
             raise ValueError("client_secret needs client_id")
         super().__init__(server_url, store=store if store is not None else MemoryTokenStore(), scopes=scopes,
                          verify=verify, http_timeout=timeout,
-                         max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop)
+                         max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop,
+                         issuer=issuer)
+        self._source_name = str(token_file) if token_file is not None else "a token callable"
         if token_file is not None:
             self.source = TokenSource(token_file, "workload identity token", is_file=True)
         else:
@@ -97,6 +103,10 @@ class WorkloadIdentity(BearerAuth):
     def login(self, server_url: Optional[str] = None) -> None:
         """Get a token now (unless a usable one is held). Blocking; raises like the class."""
         self._ensure(server_url, force=False, challenged_only=False)
+
+    def _credential(self) -> Optional[Tuple[str, str]]:
+        name = self.client_id or self._source_name
+        return f"workload {name}", f"the workload identity token of {name!r}"
 
     def _client(self, server: AuthServer) -> ClientIdentity:
         client_id = self.client_id or ""

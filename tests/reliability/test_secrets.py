@@ -8,11 +8,20 @@ in the URL), the legacy transport, ``mcpsync.OAuth`` and
 ``mcpsync.ClientCredentials`` (every token, code and client secret the test
 authorization server handed out), and the ``env`` of a stdio server: all env
 values are treated as secrets (no repr, log line or error shows them).
+
+The last test (issue 13) runs one whole OAuth session at DEBUG: a browser
+login through the loopback redirect catcher with a dynamically registered
+confidential client, a step-up, refreshes on a 401 and before expiry, a
+token endpoint outage (503), a refused refresh and a new login, a pinned
+issuer refused, a wrong pre-registered secret, and the CLI using the issued
+token before and after it expires; it greps everything for every token,
+code, client secret and PKCE verifier.
 """
 
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import logging
 import os
@@ -20,8 +29,11 @@ import secrets
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -227,3 +239,117 @@ def test_a_secret_in_the_url_query_is_cut_from_mcpsync_errors_and_logs(http_serv
     assert_nowhere(ours, [key])
     # The documented exception: urllib3's own DEBUG records quote each request's path with its query.
     assert any(key in t for t in seen.logged if t.startswith("urllib3"))
+
+
+# -- a whole OAuth session at DEBUG (issue 13) ----------------------------------------------------------
+
+
+class Browser:
+    """A browser for the loopback login: follows the authorization URL (the test server approves at once) and
+    is redirected to mcpsync's callback server. It uses http.client, which logs nothing: the DEBUG records
+    that are grepped are mcpsync's and the HTTP stack's, as they would be in a real session."""
+
+    def __init__(self) -> None:
+        self.threads: List[threading.Thread] = []
+
+    def __call__(self, url: str) -> bool:
+        thread = threading.Thread(target=self._visit, args=(url,), name="test-browser")
+        self.threads.append(thread)
+        thread.start()
+        return True
+
+    @staticmethod
+    def _visit(url: str) -> None:
+        for _ in range(2):  # the authorization endpoint, then its redirect to the callback
+            parts = urlsplit(url)
+            connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+            try:
+                connection.request("GET", parts.path + ("?" + parts.query if parts.query else ""))
+                answer = connection.getresponse()
+                answer.read()
+                url = answer.getheader("Location") or ""
+            finally:
+                connection.close()
+            if not url:
+                return
+
+    def join(self) -> None:
+        for thread in self.threads:
+            thread.join(10)
+
+
+def test_a_whole_oauth_session_at_debug_shows_no_token_secret_code_or_verifier(stack: Any, seen: Seen,
+                                                                             tmp_path: Path, monkeypatch: Any) -> None:
+    from mcpsync.auth import _oauth, _tokens
+
+    verifiers: List[str] = []
+    monkeypatch.setattr(_oauth, "new_verifier", lambda: verifiers.append(secrets.token_urlsafe(48)) or verifiers[-1])
+    stack.authorization.settings.auth_methods = ["client_secret_basic", "client_secret_post"]  # a secret from DCR
+    stack.authorization.settings.echo_in_errors = True  # a careless server echoes the refresh token in errors
+    stack.gate.settings.tool_scopes = {"add": "admin"}
+    browser = Browser()
+    store = mcpsync.FileTokenStore(tmp_path / "tokens.json")
+    auth = stack.oauth(store=store, login="browser", open_browser=browser)
+    try:
+        with stack.connect(auth) as client:
+            client.call_tool("echo", {"text": "logged in"})                   # login: authorize, redirect, code
+            client.call_tool("add", {"a": 1, "b": 2})                          # 403 insufficient_scope: step-up
+            stack.authorization.expire_access_tokens()
+            client.call_tool("echo", {"text": "refreshed on a 401"})
+            later = _tokens.clock() + 3590
+            monkeypatch.setattr(_tokens, "clock", lambda: later)
+            client.call_tool("echo", {"text": "refreshed before expiry"})
+            monkeypatch.setattr(_tokens, "clock", time.time)
+            stack.authorization.expire_access_tokens()
+            stack.authorization.settings.refresh_failure = 503
+            with pytest.raises(MCPSyncError) as caught:                        # transient: the grant is kept
+                client.call_tool("echo", {"text": "token endpoint down"})
+            seen.extend(shows(caught.value))
+            stack.authorization.settings.refresh_failure = None
+            client.call_tool("echo", {"text": "refreshed after the outage"})
+            stack.authorization.expire_access_tokens()
+            stack.authorization.revoke_refresh_tokens()
+            client.call_tool("echo", {"text": "a refused refresh, then a new login"})
+            seen += [repr(client), repr(client.transport), repr(auth), repr(store), repr(auth._grant),
+                     repr(auth._grant.client), repr(auth._grant.token)]
+            access_token = auth._grant.token.access_token
+    finally:
+        browser.join()
+    client_secret = new_secret("cs")
+    stack.authorization.add_client("app", secret=client_secret, redirect_uris=["http://127.0.0.1:47031/callback"])
+    pinned = stack.oauth(client_id="app", client_secret=client_secret, issuer="https://login.example.com",
+                         redirect_uri="http://127.0.0.1:47031/callback")
+    with pytest.raises(mcpsync.AuthError) as refused_pin:                     # pinned to another issuer
+        stack.connect(pinned)
+    wrong = stack.oauth(client_id="app", client_secret=client_secret[::-1],
+                        redirect_uri="http://127.0.0.1:47031/callback")
+    with pytest.raises(mcpsync.AuthError) as refused_secret:                  # the code, then a refused secret
+        stack.connect(wrong)
+    seen += shows(refused_pin.value) + shows(refused_secret.value) + [repr(pinned), repr(wrong)]
+    outputs = _cli_with_token(stack, tmp_path, access_token)
+    stack.authorization.expire_access_tokens()
+    outputs += _cli_with_token(stack, tmp_path, access_token)                  # now refused with 401
+    seen.extend(outputs)
+    assert any("HTTP 401" in text for text in outputs) and any('"cli"' in text or "cli" in text for text in outputs)
+    assert stack.authorization.count("token", grant_type="refresh_token") >= 4
+    assert len(verifiers) >= 3 and browser.threads
+    hidden = [s for s in stack.secrets() if len(s) > 8] + verifiers + [client_secret, client_secret[::-1]]
+    assert any(s.startswith("secret_") for s in hidden)  # the dynamically registered client's secret is in
+    assert any(s.startswith("code_") for s in hidden) and any(s.startswith("rt_") for s in hidden)
+    assert any(t.startswith("urllib3") and " DEBUG " in t for t in seen.logged)
+    assert_nowhere(seen, hidden)
+
+
+def _cli_with_token(stack: Any, tmp_path: Path, token: str) -> List[str]:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "remote": {"type": "http", "url": stack.mcp_url, "headers": {"Authorization": "Bearer ${TOKEN}"}}}}))
+    env: Dict[str, str] = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "MCPSYNC_"))}
+    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONPATH=str(ROOT), TOKEN=token)
+    outputs: List[str] = []
+    for debug in ([], ["--debug"]):
+        done = subprocess.run([sys.executable, "-m", "mcpsync", "call", "remote", "echo", '{"text": "cli"}',
+                               "--config", str(config), *debug],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+        outputs += [done.stdout, done.stderr]
+    return outputs

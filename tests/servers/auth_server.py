@@ -53,6 +53,7 @@ class Settings:
     iss_supported: bool = True            # authorization_response_iss_parameter_supported
     deny: bool = False                    # the person says no (access_denied)
     echo_in_errors: bool = False          # a careless server: echo the refresh token in refresh errors
+    refresh_failure: Optional[int] = None  # answer refresh requests with this status (503, 429) and spend nothing
     origin: Optional[str] = None          # serve as another origin (mounted at an MCP server's origin)
 
 
@@ -292,6 +293,10 @@ class AuthorizationServer:
             if not form.get("resource") or form.get("resource") != code["resource"]:
                 return _json(400, {"error": "invalid_target", "error_description": "resource missing or changed"})
             return self._issue(client, code["scopes"], form["resource"], refresh=True)
+        if grant == "refresh_token" and self.settings.refresh_failure is not None:
+            status = self.settings.refresh_failure
+            return _json(status, {"error": "temporarily_unavailable" if status == 503 else "slow_down",
+                                  "error_description": "try again later"})
         if grant == "refresh_token":
             with self._lock:
                 old = self.refresh.pop(form.get("refresh_token", ""), None)

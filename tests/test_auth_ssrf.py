@@ -1,0 +1,194 @@
+"""A remote MCP server cannot make the client fetch this machine's or its network's URLs (issue 13, item 5).
+
+Everything runs on 127.0.0.1, so the "remote" case is made by the seam the
+rule has for it: ``_ssrf.origin_class`` (how the MCP server is classified) is
+replaced to say ``public``, and the policy object takes the class (and a
+resolver) as input for the unit tests. The hostile MCP server answers every
+request with a 401 whose ``resource_metadata`` (or whose metadata's
+``authorization_servers``) names a "canary" server on 127.0.0.1; the canary
+records every request it gets, and must get none.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional
+
+import pytest
+
+import mcpsync
+
+sys.path.insert(0, str(Path(__file__).parent / "servers"))
+from auth_server import AuthServerThread  # noqa: E402
+
+PUBLIC_ADDRESS = "93.184.216.34"
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    server: "HostileResource"
+    protocol_version = "HTTP/1.0"
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.startswith("/.well-known/oauth-protected-resource") and self.server.metadata is not None:
+            body = json.dumps(self.server.metadata).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+        else:
+            body = b'{"error": "unauthorized"}'
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", self.server.challenge)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET  # noqa: N815
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+
+class HostileResource(HTTPServer):
+    """An MCP server that sends the client toward URLs of the test's choosing."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Hostile)
+        self.url = f"http://127.0.0.1:{self.server_port}/mcp"
+        self.challenge = 'Bearer realm="mcp"'
+        self.metadata: Optional[Dict[str, Any]] = None
+        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileResource]:
+    server = HostileResource()
+    server.thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    server.thread.join(10)
+
+
+@pytest.fixture
+def canary() -> Iterator[AuthServerThread]:
+    server = AuthServerThread().start()
+    yield server
+    server.wait_idle()
+    server.stop()
+
+
+@pytest.fixture
+def remote(monkeypatch) -> None:
+    """Classify every MCP server as public (on the old tree, without the module, nothing is patched)."""
+    try:
+        from mcpsync.auth import _ssrf
+    except ImportError:  # the tree before the fix: the test then shows what the client did
+        return
+    monkeypatch.setattr(_ssrf, "origin_class", lambda url: _ssrf.PUBLIC)
+
+
+def no_person(url: str) -> str:
+    raise AssertionError("nobody should be asked to log in")
+
+
+def attempt(url: str) -> mcpsync.AuthError:
+    auth = mcpsync.OAuth(store=mcpsync.MemoryTokenStore(), login=no_person)
+    with pytest.raises(mcpsync.MCPSyncError) as caught:
+        mcpsync.connect(url, auth=auth, timeout=10)
+    return caught.value
+
+
+@pytest.mark.parametrize("target", ["http://127.0.0.1:{port}/v1/kv/", "http://localhost:{port}/",
+                                    "https://127.0.0.1:{port}/internal"])
+def test_a_remote_servers_resource_metadata_url_on_this_machine_is_not_fetched(hostile, canary, remote, target):
+    url = target.format(port=canary.httpd.server_port)
+    hostile.challenge = f'Bearer realm="mcp", resource_metadata="{url}"'
+    error = attempt(hostile.url)
+    assert isinstance(error, mcpsync.AuthError) and error.error == "unsafe_url", error
+    assert "Refusing to fetch" in str(error)
+    assert canary.logic.events == []
+
+
+@pytest.mark.parametrize("target", ["http://localhost:{port}", "http://127.0.0.1:{port}/tenant"])
+def test_a_remote_servers_authorization_server_on_this_machine_is_not_fetched(hostile, canary, remote, target):
+    hostile.metadata = {"resource": hostile.url,
+                        "authorization_servers": [target.format(port=canary.httpd.server_port)]}
+    error = attempt(hostile.url)
+    assert isinstance(error, mcpsync.AuthError) and error.error == "unsafe_url", error
+    assert "must be https" in str(error)
+    assert canary.logic.events == []
+
+
+def test_a_local_server_may_still_name_local_metadata(hostile, canary):
+    """Local development keeps working: an MCP server on loopback may name http://127.0.0.1 metadata."""
+    hostile.metadata = {"resource": hostile.url, "authorization_servers": [canary.logic.issuer]}
+    canary.logic.settings.dcr = False
+    error = attempt(hostile.url)
+    assert error.error == "registration_unsupported"  # it got all the way to the canary's metadata
+    assert canary.logic.count("metadata") >= 1
+
+
+# -- the policy itself, with the class and the resolver as input -------------------------------------
+
+def policy(kind: str, names: Optional[Dict[str, List[str]]] = None, trusted=()):
+    from mcpsync.auth._ssrf import FetchPolicy
+
+    def resolver(host: str, port: int) -> List[str]:
+        if host not in (names or {}):
+            raise OSError("no such host")
+        return names[host]
+
+    return FetchPolicy("https://mcp.example.com/mcp", server_class=kind, resolver=resolver, trusted=trusted)
+
+
+@pytest.mark.parametrize("url", [
+    "https://127.0.0.1/x", "https://127.8.9.10/x", "https://localhost:6379/", "https://[::1]/",
+    "https://[::ffff:127.0.0.1]/", "https://169.254.169.254/latest/meta-data/", "https://10.0.0.5/",
+    "https://192.168.1.1/", "https://[fd00::1]/", "https://100.64.0.1/", "https://0.0.0.0/",
+    "https://internal.example/", "https://mixed.example/", "http://as.example/", "https://as.example\\@x/",
+])
+def test_a_public_server_may_not_send_the_client_to_non_public_or_plain_http_urls(url):
+    names = {"internal.example": ["10.1.2.3"], "mixed.example": [PUBLIC_ADDRESS, "127.0.0.1"],
+             "as.example": [PUBLIC_ADDRESS]}
+    with pytest.raises(mcpsync.AuthError) as caught:
+        policy("public", names).check("GET", url)
+    assert caught.value.error == "unsafe_url"
+
+
+def test_public_https_urls_the_servers_own_origin_and_configured_origins_are_allowed():
+    rule = policy("public", {"as.example": [PUBLIC_ADDRESS, "2606:2800:220:1::1"]},
+                  trusted=["https://10.9.9.9/idp/token"])
+    rule.check("GET", "https://as.example/.well-known/oauth-authorization-server")
+    rule.check("POST", "https://93.184.216.34/token")
+    rule.check("GET", "https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
+    rule.check("POST", "https://10.9.9.9/idp/token")
+
+
+def test_an_intranet_server_may_name_intranet_but_not_loopback_or_link_local_urls():
+    rule = policy("private", {"as.corp": ["10.0.0.8"]})
+    rule.check("GET", "https://as.corp/.well-known/openid-configuration")
+    for url in ("https://127.0.0.1/", "https://169.254.169.254/", "http://10.0.0.8/"):
+        with pytest.raises(mcpsync.AuthError):
+            rule.check("GET", url)
+
+
+def test_a_loopback_server_may_name_anything_and_a_name_that_does_not_resolve_is_a_connect_error():
+    policy("loopback").check("GET", "http://127.0.0.1:8500/v1/kv/")
+    with pytest.raises(mcpsync.ConnectError):
+        policy("public").check("GET", "https://nowhere.example/")
+
+
+def test_the_mcp_server_is_classified_by_its_address(monkeypatch):
+    from mcpsync.auth import _ssrf
+
+    monkeypatch.setattr(_ssrf, "resolve", lambda host, port: {"corp.example": ["10.2.3.4"],
+                                                              "public.example": ["10.2.3.4", PUBLIC_ADDRESS]}[host])
+    assert _ssrf.origin_class("http://127.0.0.1:8000/mcp") == "loopback"
+    assert _ssrf.origin_class("http://localhost:8000/mcp") == "loopback"
+    assert _ssrf.origin_class("https://10.1.1.1/mcp") == "private"
+    assert _ssrf.origin_class("https://corp.example/mcp") == "private"
+    assert _ssrf.origin_class("https://public.example/mcp") == "public"
+    assert _ssrf.origin_class("https://8.8.8.8/mcp") == "public"
