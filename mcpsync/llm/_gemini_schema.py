@@ -37,7 +37,7 @@ Pure functions; safe from any thread.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ._names import PARAMETER_NAME, safe_name
 
