@@ -473,3 +473,26 @@ def test_a_manager_runs_gemini_calls_on_the_right_server_with_renamed_arguments(
     assert part["function_response"]["response"]["output"] == {"server": "alpha", "key": "k"}
     chat = Toolbox(manager, "openai-chat").run(chat_call("mcp_beta_echo", '{"text": "x"}'))
     assert chat["content"] == "beta: x"
+
+
+# -- the examples run offline -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("llm_openai.py", "'tool_call_id': 'call_1'"),
+    ("llm_anthropic.py", "'tool_use_id': 'toolu_1'"),
+    ("llm_gemini.py", "'output': {'sum': 42}"),
+])
+def test_the_llm_examples_run(script: str, expected: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / script)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT / "examples", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert expected in done.stdout
