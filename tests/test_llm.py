@@ -15,12 +15,14 @@ import threading
 from typing import Any, Dict, List, get_type_hints
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync.exceptions import TransportClosed
 from mcpsync.llm import Toolbox, run, tools
 from mcpsync.llm._gemini_schema import parameters
-from mcpsync.llm._names import PARAMETER_NAME, safe_name
+from mcpsync.llm._names import PARAMETER_NAME, NameMap, safe_name
 from mcpsync.manager import Manager
 from mcpsync.testing import FakeServer
 
@@ -161,6 +163,17 @@ def test_names_that_fit_are_kept_and_others_get_a_stable_hashed_name() -> None:
     for name in ("weather.today", "get weather", "météo", "天气", LONG, "-x", "a/b:c"):
         assert NAME_RULE.match(safe_name(name)), name
     assert safe_name("a.b") != safe_name("a b")  # same cleaned text, different hashes
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=90), min_size=1, max_size=12, unique=True))
+def test_any_set_of_names_maps_one_to_one_onto_names_every_api_accepts(wanted: List[str]) -> None:
+    names = NameMap((name, name) for name in wanted)
+    mapped = names.names()
+    assert len(set(mapped)) == len(wanted)
+    assert all(NAME_RULE.match(name) for name in mapped)
+    assert [names.get(name) for name in mapped] == wanted  # back to the exact tool, in the order given
+    assert all(safe_name(name) == name for name in wanted if NAME_RULE.match(name))
 
 
 @pytest.mark.parametrize("api", APIS)
