@@ -162,6 +162,7 @@ class Toolbox:
             return self._result(call, error_result(f"Error: tool {call.name!r} was not called: {call.problem}."))
         arguments = self._api.arguments(entry.tool, call.arguments)
         try:
+            # Two branches for the type checker only: the two call_tool signatures differ.
             if isinstance(self.source, Manager):
                 result = self.source.call_tool(entry.call_name, arguments, timeout=timeout, cancel=cancel)
             else:
