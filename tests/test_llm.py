@@ -109,6 +109,15 @@ def make_server() -> FakeServer:
                 {"type": "audio", "data": PNG, "mimeType": "audio/wav"}]
 
     @server.tool()
+    def documents() -> list:
+        """Embedded and linked resources."""
+        return [{"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "A"}},
+                {"type": "resource", "resource": {"uri": "file:///b.png", "mimeType": "image/png", "blob": PNG}},
+                {"type": "resource", "resource": {"uri": "file:///c.zip", "mimeType": "application/zip",
+                                                  "blob": PNG}},
+                {"type": "resource_link", "uri": "file:///d.md", "name": "d"}]
+
+    @server.tool()
     def fails() -> str:
         """Always fails."""
         raise ValueError("the disk is full")
@@ -334,6 +343,16 @@ def test_anthropic_runs_a_tool_use_block_and_answers_with_a_tool_result(client) 
     assert block["content"][1] == {"type": "text", "text": "a picture"}
     # the block goes in a user message
     pydantic.TypeAdapter(anthropic.types.MessageParam).validate_python({"role": "user", "content": [block]})
+
+
+def test_resources_become_text_images_and_notes(client) -> None:
+    block = Toolbox(client, "anthropic").run(ToolUseBlock(id="t", name="documents", input={}, type="tool_use"))
+    adapt(ToolResultBlockParam, block)
+    first, image, zipped, link = block["content"]
+    assert first == {"type": "text", "text": "[resource file:///a.txt]\nA"}
+    assert image["type"] == "image" and image["source"]["data"] == PNG
+    assert zipped["text"] == "[resource file:///c.zip (application/zip) omitted: not accepted here]"
+    assert link["text"] == "[resource link: d file:///d.md]"
 
 
 def test_anthropic_maps_is_error(client) -> None:
