@@ -36,6 +36,7 @@ PUBLIC_MODULES = [
     "mcpsync.config",
     "mcpsync.exceptions",
     "mcpsync.handlers",
+    "mcpsync.llm",
     "mcpsync.manager",
     "mcpsync.progress",
     "mcpsync.skills",

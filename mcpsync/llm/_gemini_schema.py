@@ -1,0 +1,255 @@
+"""JSON Schema to the OpenAPI subset Gemini's ``FunctionDeclaration.parameters`` accepts.
+
+What is kept, per type (keys in the google-genai SDK's snake_case form):
+
+- every type: ``type`` (upper case: ``STRING``, ``NUMBER``, ``INTEGER``, ``BOOLEAN``, ``ARRAY``,
+  ``OBJECT``), ``title``, ``description``, ``nullable``, ``default``, ``example``;
+- strings: ``enum`` (with ``format: "enum"``), ``format`` ``date-time``, ``min_length``,
+  ``max_length``, ``pattern``; numbers: ``minimum``, ``maximum``, ``format`` ``float``/``double``
+  (integers: ``int32``/``int64``); arrays: ``items``, ``min_items``, ``max_items``; objects:
+  ``properties``, ``required`` (only names it has), ``property_ordering`` (the schema's order,
+  which Gemini otherwise does not keep), ``min_properties``, ``max_properties``; ``any_of``.
+
+What is translated:
+
+- ``$ref`` to a place in the same document (``#/$defs/X``, ``#/definitions/X``, any JSON
+  pointer) is inlined; a reference back into itself (a recursive type) is cut at the second
+  visit and left as a bare schema of the target's type, with a note;
+- ``allOf`` is merged into one schema (properties and ``required`` joined; otherwise the
+  first value of a key wins); ``oneOf`` becomes ``any_of`` (Gemini has no "exactly one");
+- a ``type`` list: ``"null"`` in it becomes ``nullable: true``; two or more other types
+  become an ``any_of`` of one schema per type; ``{"type": "null"}`` in an ``anyOf`` likewise;
+- ``const`` of a string becomes a one-value ``enum``; ``examples`` its first as ``example``;
+  ``exclusiveMinimum``/``exclusiveMaximum`` (the number form) become ``minimum``/``maximum``;
+- a missing ``type`` is inferred from ``properties`` (object), ``items`` (array) or a string enum.
+
+What is dropped: ``$schema``, ``$id``, ``$defs``, ``additionalProperties``, ``patternProperties``,
+``not``, ``if``/``then``/``else``, ``dependent*``, ``multipleOf``, ``uniqueItems``,
+``contains``, ``prefixItems`` beyond a common item schema, ``readOnly``/``writeOnly``,
+``deprecated``, ``content*``, ``$comment`` and every unknown key. A constraint the model
+should still respect is appended to ``description`` in brackets: an enum or ``const`` that
+is not all strings, a ``format`` Gemini does not take, ``exclusiveMinimum``/``Maximum``, a
+recursion that was cut.
+
+Pure functions; safe from any thread.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Tuple
+
+from ._names import PARAMETER_NAME, safe_name
+
+__all__ = ["parameters", "parameter_names"]
+
+Json = Dict[str, Any]
+
+_TYPES = {"string": "STRING", "number": "NUMBER", "integer": "INTEGER", "boolean": "BOOLEAN",
+          "array": "ARRAY", "object": "OBJECT"}
+_COMMON = ("title", "description", "nullable", "default", "example")
+_BY_TYPE: Dict[str, Tuple[str, ...]] = {
+    "STRING": ("enum", "format", "min_length", "max_length", "pattern"),
+    "NUMBER": ("format", "minimum", "maximum"),
+    "INTEGER": ("format", "minimum", "maximum"),
+    "BOOLEAN": (),
+    "ARRAY": ("items", "min_items", "max_items"),
+    "OBJECT": ("properties", "required", "property_ordering", "min_properties", "max_properties"),
+}
+_FORMATS = {"STRING": {"enum", "date-time"}, "NUMBER": {"float", "double"}, "INTEGER": {"int32", "int64"}}
+_RENAMED = {"minLength": "min_length", "maxLength": "max_length", "minItems": "min_items",
+            "maxItems": "max_items", "minProperties": "min_properties", "maxProperties": "max_properties"}
+_PLAIN = ("title", "description", "default", "example", "pattern", "minimum", "maximum")
+
+
+def parameter_names(schema: Any) -> Dict[str, str]:
+    """Gemini name -> MCP name for each top-level property whose name Gemini refuses
+    (``^[A-Za-z_][A-Za-z0-9_]{0,63}$``); the names that fit are not listed."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return {}
+    return {safe_name(str(name), PARAMETER_NAME): str(name) for name in properties
+            if safe_name(str(name), PARAMETER_NAME) != name}
+
+
+def parameters(schema: Any) -> Optional[Json]:
+    """The ``parameters`` of a function declaration for an MCP tool's ``inputSchema``, or None
+    when the tool takes no parameters (Gemini refuses an object schema with no properties)."""
+    if not isinstance(schema, dict):
+        return None
+    out = _Translator(schema).convert(schema, ())
+    properties = out.get("properties")
+    if out.get("type") != "OBJECT" or not properties:
+        return None
+    renames = {mcp: gemini for gemini, mcp in parameter_names(schema).items()}
+    if renames:
+        out["properties"] = {renames.get(name, name): value for name, value in properties.items()}
+        for key in ("required", "property_ordering"):
+            if key in out:
+                out[key] = [renames.get(name, name) for name in out[key]]
+    return out
+
+
+class _Translator:
+    def __init__(self, root: Json) -> None:
+        self.root = root
+
+    def resolve(self, ref: str) -> Optional[Any]:
+        if not ref.startswith("#"):
+            return None
+        node: Any = self.root
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        return node
+
+    def flatten(self, node: Json, path: Tuple[str, ...], notes: List[str]) -> Tuple[Json, Tuple[str, ...]]:
+        """``node`` with its ``$ref`` inlined and its ``allOf`` merged (JSON Schema still)."""
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = self.resolve(ref)
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            if not isinstance(target, dict):
+                notes.append(f"unresolved reference {ref}")
+                return rest, path
+            if ref in path:
+                notes.append(f"recursive reference to {ref} not expanded")
+                bare = {k: target[k] for k in ("type",) if k in target}
+                return {**bare, **rest}, path
+            inner, path = self.flatten(target, path + (ref,), notes)
+            node = {**inner, **rest}
+        parts = node.get("allOf")
+        if isinstance(parts, list):
+            merged: Json = {k: v for k, v in node.items() if k != "allOf"}
+            for part in parts:
+                if isinstance(part, dict):
+                    flat, _ = self.flatten(part, path, notes)
+                    _merge(merged, flat)
+            node = merged
+        return node, path
+
+    def convert(self, node: Any, path: Tuple[str, ...]) -> Json:
+        if not isinstance(node, dict):
+            return {}
+        notes: List[str] = []
+        node, path = self.flatten(node, path, notes)
+        nullable = False
+        branches: List[Json] = []
+        for key in ("anyOf", "oneOf"):
+            options = node.get(key)
+            if isinstance(options, list):
+                for option in options:
+                    if isinstance(option, dict) and option.get("type") == "null":
+                        nullable = True
+                    else:
+                        branches.append(self.convert(option, path))
+        types = node.get("type")
+        names = [types] if isinstance(types, str) else [t for t in types if isinstance(t, str)] \
+            if isinstance(types, list) else []
+        if "null" in names:
+            nullable = True
+            names = [t for t in names if t != "null"]
+        if not names and not branches:
+            names = _inferred(node)
+        out: Json = {}
+        if len(names) > 1:
+            branches.extend(self.typed(node, _TYPES[t], path, []) for t in names if t in _TYPES)
+            out.update({k: node[k] for k in ("title", "description", "default") if k in node})
+        elif names and names[0] in _TYPES:
+            out = self.typed(node, _TYPES[names[0]], path, notes)
+        else:
+            out.update({k: node[k] for k in ("title", "description", "default") if k in node})
+        if len(branches) == 1 and not names:
+            out = {**branches[0], **out}
+        elif branches:
+            out["any_of"] = branches
+        if nullable:
+            out["nullable"] = True
+        return _noted(out, notes)
+
+    def typed(self, node: Json, kind: str, path: Tuple[str, ...], notes: List[str]) -> Json:
+        """``node`` as a schema of one Gemini type, with only the keys that type takes."""
+        out: Json = {"type": kind}
+        for key in _PLAIN:
+            if key in node:
+                out[key] = node[key]
+        for key, gemini in _RENAMED.items():
+            if key in node:
+                out[gemini] = node[key]
+        if "example" not in node and isinstance(node.get("examples"), list) and node["examples"]:
+            out["example"] = node["examples"][0]
+        for bound, key, word in (("exclusiveMinimum", "minimum", "greater"), ("exclusiveMaximum", "maximum", "less")):
+            value = node.get(bound)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out.setdefault(key, value)
+                notes.append(f"must be {word} than {value}")
+        values = node.get("enum") if isinstance(node.get("enum"), list) else [node["const"]] if "const" in node else None
+        if values is not None:
+            if None in values:
+                out["nullable"] = True
+                values = [v for v in values if v is not None]
+            if kind == "STRING" and all(isinstance(v, str) for v in values):
+                out["enum"], out["format"] = values, "enum"
+            else:
+                notes.append("one of: " + ", ".join(json.dumps(v, ensure_ascii=False) for v in values))
+        fmt = node.get("format")
+        if isinstance(fmt, str) and "enum" not in out:
+            if fmt in _FORMATS.get(kind, set()):
+                out["format"] = fmt
+            else:
+                notes.append(f"format: {fmt}")
+        if kind == "ARRAY":
+            items = node.get("items", node.get("prefixItems"))
+            if isinstance(items, list):
+                converted = [self.convert(item, path) for item in items]
+                items_out: Json = converted[0] if len(converted) == 1 else {"any_of": converted} if converted else {}
+            else:
+                items_out = self.convert(items, path) if isinstance(items, dict) else {}
+            if items_out:
+                out["items"] = items_out
+        if kind == "OBJECT":
+            properties = node.get("properties")
+            if isinstance(properties, dict) and properties:
+                out["properties"] = {str(name): self.convert(value, path) for name, value in properties.items()}
+                required = node.get("required")
+                if isinstance(required, list):
+                    kept = [name for name in required if name in properties]
+                    if kept:
+                        out["required"] = kept
+                if len(properties) > 1:
+                    out["property_ordering"] = [str(name) for name in properties]
+        allowed = set(_COMMON) | set(_BY_TYPE[kind]) | {"type"}
+        return {k: v for k, v in out.items() if k in allowed}
+
+
+def _inferred(node: Json) -> List[str]:
+    if isinstance(node.get("properties"), dict):
+        return ["object"]
+    if "items" in node or "prefixItems" in node:
+        return ["array"]
+    values = node.get("enum") if isinstance(node.get("enum"), list) else [node["const"]] if "const" in node else []
+    if values and all(isinstance(v, str) or v is None for v in values):
+        return ["string"]
+    return []
+
+
+def _merge(into: Json, part: Json) -> None:
+    for key, value in part.items():
+        if key == "properties" and isinstance(value, dict) and isinstance(into.get(key), dict):
+            into[key] = {**value, **into[key]}
+        elif key == "required" and isinstance(value, list) and isinstance(into.get(key), list):
+            into[key] = into[key] + [name for name in value if name not in into[key]]
+        else:
+            into.setdefault(key, value)
+
+
+def _noted(out: Json, notes: List[str]) -> Json:
+    if notes:
+        text = "[" + "; ".join(dict.fromkeys(notes)) + "]"
+        out["description"] = f"{out['description']} {text}" if out.get("description") else text
+    return out
