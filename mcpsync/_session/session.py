@@ -38,7 +38,7 @@ from ..transports.base import Transport
 from ..types import Implementation
 from . import meta as _meta
 from . import mrtr as _mrtr
-from .errors import typed
+from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .tools import offers_tool_tasks, takes_header_plans
 
 __all__ = ["Session", "SessionHandle", "call_options"]
@@ -176,6 +176,8 @@ class Session:
         try:
             return self.transport.request(method, params, options=options)
         except MCPError as exc:
+            if exc.code == UNSUPPORTED_VERSION:  # the server no longer speaks the version in use
+                raise version_refused(exc, str(self.protocol_version)) from exc
             error = typed(exc)
             if error is exc:
                 raise
