@@ -79,3 +79,79 @@ def test_a_32022_refusal_raises_unsupported_protocol_version_on_every_path(mode,
     if mode == "refuse-listing":
         assert "2099-01-01" in text
     assert isinstance(info.value.__cause__, mcpsync.MCPError) or info.value.__cause__ is None
+
+
+# -- item 8: callbacks with the wrong signature fail where they are given ------------------------------------
+
+
+def one_argument(progress):  # the usual slip: a progress callback that takes only the number
+    pass
+
+
+@pytest.fixture
+def fake_client():
+    from mcpsync.testing import FakeServer
+
+    server = FakeServer("fake")
+
+    @server.tool()
+    def work() -> str:
+        return "done"
+
+    with server, server.client() as client:
+        yield client
+
+
+def test_a_progress_callback_with_the_wrong_signature_raises_type_error_at_the_call(fake_client):
+    with pytest.raises(TypeError) as info:
+        fake_client.call_tool("work", on_progress=one_argument)
+    text = str(info.value)
+    assert "on_progress is called as on_progress(progress, total, message)" in text
+    assert "one_argument takes (progress)" in text
+
+
+@pytest.mark.parametrize("fits", [
+    lambda progress, total, message: None,
+    lambda *args: None,
+    lambda progress, total=None, message=None, extra=None: None,
+    __import__("functools").partial(lambda label, progress, total, message: None, "label"),
+    print,  # a builtin
+    mcpsync.ProgressBar("x", file=__import__("io").StringIO()),
+], ids=["plain", "star-args", "defaults", "partial", "builtin", "progress-bar"])
+def test_callbacks_that_can_take_progress_total_message_are_accepted(fake_client, fits):
+    assert fake_client.call_tool("work", on_progress=fits).text == "done"
+
+
+def test_a_notification_handler_that_takes_no_params_raises_type_error_when_registered(fake_client):
+    with pytest.raises(TypeError, match=r"the handler for 'notifications/message' is called as "
+                                        r"handler\(params\), but .* takes \(\)"):
+        fake_client.on_notification("notifications/message", lambda: None)
+
+
+def test_client_handlers_with_the_wrong_signature_raise_type_error_when_the_client_is_built():
+    from mcpsync.testing import FakeServer
+
+    with FakeServer("fake") as server:
+        with pytest.raises(TypeError, match=r"sampling_handler is called as sampling_handler\(params\)"):
+            mcpsync.Client(server.transport(), sampling_handler=lambda: None)
+        with pytest.raises(TypeError, match=r"logging_handler is called as logging_handler\(message\)"):
+            mcpsync.Client(server.transport(), logging_handler=lambda level, text: None)
+
+
+def test_manager_callbacks_with_the_wrong_signature_raise_type_error_at_once():
+    with pytest.raises(TypeError, match=r"on_tools_changed is called as on_tools_changed\(server_name\)"):
+        mcpsync.Manager({"mcpServers": {}}, on_tools_changed=lambda: None)
+
+
+def test_a_subscription_callback_that_takes_no_uri_raises_type_error_before_subscribing():
+    from mcpsync.testing import FakeServer
+
+    server = FakeServer("fake")
+
+    @server.resource("file:///notes.txt")
+    def notes() -> str:
+        return "hello"
+
+    with server, server.client() as client:
+        with pytest.raises(TypeError, match=r"the subscription callback is called as callback\(uri\)"):
+            client.subscribe("file:///notes.txt", lambda: None)

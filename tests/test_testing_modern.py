@@ -13,7 +13,6 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 
 import mcpsync
-
 from mcpsync import MCPError, RequestCancelled
 from mcpsync.testing import Context, FakeServer
 from mcpsync.testing._memory import FakeTransport
