@@ -155,3 +155,49 @@ def test_a_subscription_callback_that_takes_no_uri_raises_type_error_before_subs
     with server, server.client() as client:
         with pytest.raises(TypeError, match=r"the subscription callback is called as callback\(uri\)"):
             client.subscribe("file:///notes.txt", lambda: None)
+
+
+# -- item 5: a timeout names the server and the method, and says what the server wrote instead ----------------
+
+
+@posix
+def test_a_handshake_timeout_says_the_server_wrote_lines_that_are_not_json_rpc_and_quotes_the_first():
+    with pytest.raises(mcpsync.RequestTimeout) as info:
+        mcpsync.connect(unhelpful("banner"), protocol="legacy", timeout=1)
+    text = str(info.value)
+    assert text.startswith("Request timeout after 1000ms: MCP server 'unhelpful' sent no answer to 'initialize'. ")
+    assert "It wrote 2 lines that were not JSON-RPC on stdout (skipped), the first: 'Weather server 1.4 starting" \
+           in text
+    assert "..." in text and "." * 150 not in text  # shortened
+    assert "send its banners and logs to stderr" in text
+    assert (info.value.server, info.value.method) == ("unhelpful", "initialize")
+    assert "not JSON-RPC" in info.value.hint
+
+
+@posix
+def test_a_call_timeout_on_a_working_server_names_the_method_and_still_mentions_the_banner():
+    with mcpsync.connect(unhelpful("banner-good"), protocol="legacy", timeout=10) as client:
+        with pytest.raises(mcpsync.RequestTimeout) as info:
+            client.call_tool("anything", timeout=0.3)
+    text = str(info.value)
+    assert text.startswith("Request timeout after 300ms: MCP server 'unhelpful' sent no answer to 'tools/call'")
+    assert "It wrote 1 line that was not JSON-RPC on stdout" in text
+
+
+@posix
+def test_a_timeout_of_a_server_that_wrote_only_json_rpc_has_no_hint():
+    with mcpsync.connect(server_argv("misbehaving.py", "silent"), protocol="legacy", timeout=10) as client:
+        with pytest.raises(mcpsync.RequestTimeout) as info:
+            client.call_tool("echo", {"text": "x"}, timeout=0.3)
+    assert str(info.value) == "Request timeout after 300ms: MCP server 'misbehaving' sent no answer to 'tools/call'"
+    assert info.value.hint == ""
+
+
+def test_a_timeout_keeps_its_server_and_hint_through_pickling():
+    import pickle
+
+    error = mcpsync.RequestTimeout.after(2.5, method="tools/call", server="web", hint="It wrote junk")
+    copy = pickle.loads(pickle.dumps(error))
+    assert str(copy) == str(error) == "Request timeout after 2500ms: MCP server 'web' sent no answer to " \
+                                      "'tools/call'. It wrote junk"
+    assert (copy.server, copy.hint, copy.method, copy.timeout) == ("web", "It wrote junk", "tools/call", 2.5)

@@ -124,8 +124,7 @@ class Handshake:
             if budget is None or not deadline.expired:
                 raise
             # The connect's own deadline ran out, whichever step was waiting: say so with its budget.
-            raise RequestTimeout(f"Request timeout after {round(budget * 1000)}ms", method=exc.method,
-                                 timeout=budget) from exc
+            raise RequestTimeout.after(budget, method=exc.method, server=exc.server, hint=exc.hint) from exc
 
     def initialize(self, session: Session, version: str, exact: bool, options: CallOptions) -> None:
         """The legacy handshake, asking for ``version`` (and only accepting it, when ``exact``)."""
