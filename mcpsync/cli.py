@@ -95,7 +95,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
             sys.stderr.write(_SECRETS.scrub("".join(traceback.format_exc())))
-        _error(_first_line(exc))
+        _error(_first_line(exc) + _timeout_advice(exc, args.timeout))
         return _exit_code(exc)
 
 
@@ -160,6 +160,7 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
     try:
         if starts:
             manager.connect_all(startup_timeout=args.timeout)
+            manager.wait(min(args.timeout, 2.0))  # an attempt ending with the window reports its own error
         if args.command in _SKILL_COMMANDS:
             return _skills(manager, wanted, args)
         if args.command == "servers":
@@ -322,7 +323,7 @@ def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> i
             failures.append(exc)
             if wanted is not None:
                 raise
-            _warn(_first_line(exc))
+            _warn(_first_line(exc) + _timeout_advice(exc, args.timeout))
             continue
         reached += 1
         rows.extend(_items(manager, client, name, args.command, args.timeout))
@@ -440,6 +441,11 @@ def _first_line(value: Any) -> str:
     if text:
         return text.splitlines()[0]
     return type(value).__name__ if isinstance(value, BaseException) else ""
+
+
+def _timeout_advice(exc: BaseException, timeout: float) -> str:
+    timed_out = _exit_code(exc) == EXIT_TIMEOUT
+    return f" (waited --timeout {timeout:g}s; raise it if the server is only slow)" if timed_out else ""
 
 
 def _error(text: str) -> None:

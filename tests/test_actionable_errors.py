@@ -7,6 +7,7 @@ tests/servers/unhelpful.py, HTTP ones in this process on 127.0.0.1 with ephemera
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import List
 
@@ -201,3 +202,40 @@ def test_a_timeout_keeps_its_server_and_hint_through_pickling():
     assert str(copy) == str(error) == "Request timeout after 2500ms: MCP server 'web' sent no answer to " \
                                       "'tools/call'. It wrote junk"
     assert (copy.server, copy.hint, copy.method, copy.timeout) == ("web", "It wrote junk", "tools/call", 2.5)
+
+
+# -- item 4: a call that gives up waiting for a managed server says how long, why, and what to do -------------
+
+
+@posix
+def test_a_call_giving_up_on_a_connecting_server_says_how_long_it_has_been_connecting_and_why(logs):
+    config = {"mcpServers": {"garbage_server": {"command": sys.executable, "args": unhelpful("banner")[1:]}}}
+    with mcpsync.Manager(config, cache=False, timeout=30) as manager:
+        manager.connect_all(startup_timeout=0)
+        logs.wait_for(lambda message: "Skipping a line from the server" in message)
+        with pytest.raises(mcpsync.RequestTimeout) as info:
+            manager.client("garbage_server", timeout=0)
+    text = str(info.value)
+    assert "after 0ms" not in text
+    assert text.startswith("MCP server 'garbage_server' is still connecting, ")
+    assert "s after it started; this call waited 0ms for it and gave up" in text
+    assert re.search(r"It wrote \d lines? that w(as|ere) not JSON-RPC on stdout \(skipped\), the first: "
+                     r"'Weather server", text)
+    assert "Wait longer for it (a larger timeout" in text and "'mcpsync.server.garbage_server'" in text
+    assert info.value.server == "garbage_server"
+
+
+@posix
+def test_the_cli_reports_the_connect_error_with_its_hint_and_the_timeout_it_waited(tmp_path):
+    from .test_cli import Shell
+
+    sh = Shell(tmp_path)
+    config = sh.write_config({"garbage_server": {"command": sys.executable, "args": unhelpful("banner")[1:]}},
+                             name="servers.json")
+    out = sh.run("--config", str(config), "tools", "--timeout", "1")
+    assert out.returncode == 5
+    assert "after 0ms" not in out.stderr and "still connecting" not in out.stderr
+    assert "MCP server not connected: garbage_server; last error: Request timeout after 1000ms: MCP server " \
+           "'garbage_server' sent no answer to " in out.stderr
+    assert "not JSON-RPC on stdout" in out.stderr
+    assert out.stderr.rstrip().endswith("(waited --timeout 1s; raise it if the server is only slow)")
