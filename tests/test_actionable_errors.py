@@ -239,3 +239,127 @@ def test_the_cli_reports_the_connect_error_with_its_hint_and_the_timeout_it_wait
            "'garbage_server' sent no answer to " in out.stderr
     assert "not JSON-RPC on stdout" in out.stderr
     assert out.stderr.rstrip().endswith("(waited --timeout 1s; raise it if the server is only slow)")
+
+
+# -- item 6: HTTP errors summarise HTML, tell both attempts, and say where MCP usually is ------------------
+
+
+_PAGE = (b"<!DOCTYPE html><html><head><title>404 Not Found</title><style>body{color:red}</style></head>"
+         b"<body><h1>Not Found</h1>" + b"<p>The requested URL was not found on this server.</p>" * 50
+         + b"</body></html>")
+
+
+class _Web:
+    """A stdlib HTTP server on 127.0.0.1 (an ephemeral port) that is no MCP server at all."""
+
+    def __init__(self, handler: type) -> None:
+        import http.server
+        import threading
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, name="test-web", daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+def _web_handler(status: int, page: bytes, content_type: str = "text/html; charset=utf-8"):
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        do_GET = do_POST = do_DELETE = answer
+
+    return Handler
+
+
+@pytest.fixture
+def web():
+    started: List[_Web] = []
+
+    def start(status: int, page: bytes = _PAGE, content_type: str = "text/html; charset=utf-8") -> _Web:
+        server = _Web(_web_handler(status, page, content_type))
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.close()
+
+
+def _no_markup(text: str) -> None:
+    assert "<" not in text and "DOCTYPE" not in text and "The requested URL" not in text
+
+
+def test_a_404_html_page_tells_both_attempts_summarises_the_page_and_suggests_the_usual_paths(web):
+    server = web(404)
+    with pytest.raises(mcpsync.HTTPStatusError) as info:
+        mcpsync.connect(server.url("/api?key=s3cret"), timeout=10)
+    text = str(info.value)
+    _no_markup(text)
+    assert "s3cret" not in text
+    assert text.startswith(f"No MCP endpoint at {server.url('/api')}: Streamable HTTP (POST) and then the legacy "
+                           "HTTP+SSE transport (GET) both got HTTP 404 (an HTML page titled '404 Not Found')")
+    assert f"{server.url('/mcp')} (Streamable HTTP) or {server.url('/sse')} (the legacy HTTP+SSE transport)" in text
+    assert info.value.status_code == 404 and "<title>" in info.value.body  # the body itself is kept
+
+
+def test_a_404_without_the_fallback_names_the_url_and_the_other_usual_path(web):
+    server = web(404)
+    with pytest.raises(mcpsync.HTTPStatusError) as info:
+        mcpsync.connect({"type": "http", "url": server.url("/mcp")}, timeout=10)
+    text = str(info.value)
+    _no_markup(text)
+    assert text.startswith("HTTP 404: an HTML page titled '404 Not Found'. Nothing answers MCP at ")
+    assert f"served at {server.url('/sse')} (the legacy HTTP+SSE transport)" in text
+
+
+def test_a_server_answering_post_with_501_does_not_look_like_an_mcp_endpoint(web):
+    server = web(501, b"<html><head><title>Error response</title></head><body>Unsupported method</body></html>")
+    with pytest.raises(mcpsync.HTTPStatusError) as info:
+        mcpsync.connect(server.url("/"), timeout=10)
+    text = str(info.value)
+    _no_markup(text)
+    assert f"{server.url('/')} does not look like an MCP endpoint: it does not take POST requests " \
+           "(501 Not Implemented)" in text
+
+
+def test_a_web_page_answering_post_with_200_does_not_look_like_an_mcp_endpoint(web):
+    server = web(200, b"<html><head><title>My blog</title></head><body>hello</body></html>")
+    with pytest.raises(mcpsync.ProtocolError) as info:
+        mcpsync.connect(server.url("/"), timeout=10)
+    text = str(info.value)
+    _no_markup(text)
+    assert "(an HTML page titled 'My blog')" in text and "does not look like an MCP endpoint" in text
+
+
+def test_a_refused_connection_says_nothing_is_listening_without_urllib3_internals():
+    import socket
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    with pytest.raises(mcpsync.ConnectError) as info:
+        mcpsync.connect(f"http://127.0.0.1:{port}/mcp?token=s3cret", timeout=10)
+    text = str(info.value)
+    assert text == (f"Cannot connect to http://127.0.0.1:{port}/mcp: nothing is listening on 127.0.0.1:{port} "
+                    "(connection refused); is the server running, and on this host and port?")
