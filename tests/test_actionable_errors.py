@@ -363,3 +363,14 @@ def test_a_refused_connection_says_nothing_is_listening_without_urllib3_internal
     text = str(info.value)
     assert text == (f"Cannot connect to http://127.0.0.1:{port}/mcp: nothing is listening on 127.0.0.1:{port} "
                     "(connection refused); is the server running, and on this host and port?")
+
+
+# -- siblings ------------------------------------------------------------------------------------------------
+
+
+@posix
+def test_a_command_that_is_not_installed_says_so_and_what_to_do():
+    with pytest.raises(mcpsync.ConnectError) as info:
+        mcpsync.connect(["mcpsync-no-such-program", "--flag"])
+    assert str(info.value) == ("Cannot start MCP server 'mcpsync-no-such-program': no program "
+                               "'mcpsync-no-such-program' was found on PATH; install it, or give its full path")

@@ -131,7 +131,10 @@ class StdioTransport(Transport):
         try:
             self._proc = _process.spawn(argv, _process.build_env(self.env, self.inherit_env), self.cwd)
         except (OSError, ValueError) as exc:
-            raise ConnectError(f"Cannot start MCP server {self.command!r}: {exc}") from exc
+            why = (f"no program {self.command!r} was found on PATH; install it, or give its full path"
+                   if isinstance(exc, FileNotFoundError) and resolved is None
+                   and (self.cwd is None or os.path.isdir(self.cwd)) else str(exc))
+            raise ConnectError(f"Cannot start MCP server {self.command!r}: {why}") from exc
         _live.add(self)
         self._writer.attach(self._proc.stdin, self._engine)
         me = weakref.ref(self)
