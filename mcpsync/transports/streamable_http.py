@@ -154,7 +154,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
                     self._session_id = session_id
         status = response.status_code
         if 200 <= status < 300:
-            if status == 202 or media_type(response) in ("application/json", _SSE):
+            if not self._answered and (status == 202 or media_type(response) in ("application/json", _SSE)):
                 self._answered = True  # an answer only an MCP endpoint gives
             return
         if status == 404 and sent is not None:
