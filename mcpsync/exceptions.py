@@ -231,22 +231,51 @@ def _rebuild_skill(uri: str, reason: str, detail: str, expected: Any, actual: An
 class RequestTimeout(MCPSyncError, TimeoutError):
     """No response arrived within the call's timeout (a local error, not the peer's).
 
+    The text starts ``Request timeout after <ms>ms`` (``Notify``, ``SSE response``... for
+    other waits), then names the server and the method, then the hint, when there is one,
+    about what the server did instead (see :meth:`after`).
+
     Attributes:
         method: the JSON-RPC method that timed out.
         timeout: the timeout in seconds.
+        server: the server's label (its name in a config, or one made from its command or URL),
+            when known.
+        hint: what the transport saw that may explain the silence (say, lines on a stdio
+            server's stdout that were not JSON-RPC), or "".
     """
 
-    def __init__(self, message: str, *, method: str = "", timeout: float = 0.0) -> None:
+    def __init__(self, message: str, *, method: str = "", timeout: float = 0.0, server: str = "",
+                 hint: str = "") -> None:
         super().__init__(message)
         self.method = method
         self.timeout = timeout
+        self.server = server
+        self.hint = hint
+
+    @classmethod
+    def after(cls, timeout: float, *, method: str = "", server: str = "", hint: str = "", label: str = "Request",
+              unread: bool = False) -> "RequestTimeout":
+        """The timeout of ``method`` on ``server`` after ``timeout`` seconds, in the standard words.
+
+        ``label`` names what was waited for (``"Request"``, ``"Notify"``, ``"SSE response"``);
+        ``unread`` says the server did not even accept the message (a write, or a notification's
+        POST, that timed out), rather than sending no answer. Built only when a timeout happens.
+        """
+        text = f"{label} timeout after {round(timeout * 1000)}ms"
+        if server and method:
+            text += (f": MCP server {server!r} did not accept {method!r} in time" if unread else f": MCP server {server!r} sent no answer to {method!r}")
+        elif method:
+            text += f" waiting for {method!r}"
+        if hint:
+            text += f". {hint}"
+        return cls(text, method=method, timeout=timeout, server=server, hint=hint)
 
     def __reduce__(self) -> Any:
-        return (_rebuild_timeout, (str(self), self.method, self.timeout))
+        return (_rebuild_timeout, (str(self), self.method, self.timeout, self.server, self.hint))
 
 
-def _rebuild_timeout(message: str, method: str, timeout: float) -> RequestTimeout:
-    return RequestTimeout(message, method=method, timeout=timeout)
+def _rebuild_timeout(message: str, method: str, timeout: float, server: str = "", hint: str = "") -> RequestTimeout:
+    return RequestTimeout(message, method=method, timeout=timeout, server=server, hint=hint)
 
 
 class RequestCancelled(MCPSyncError):

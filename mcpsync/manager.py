@@ -39,6 +39,7 @@ from ._fleet.server import (
 from ._fleet.toolcache import ToolCache
 from ._rpc.engine import DEFAULT_TIMEOUT
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
+from ._session.callbacks import PROGRESS_SIGNATURE, check_callback
 from .cancel import CancelToken
 from .client import Client
 from .config import Config, ServerConfig, TrustProject, discover, load, parse_server
@@ -101,6 +102,7 @@ class Manager:
         client_options: Optional[Mapping[str, Any]] = None,
         environ: Optional[Mapping[str, str]] = None,
     ) -> None:
+        check_callback(on_tools_changed, "on_tools_changed", "(server_name)")
         self.config = load(config, environ=environ) if config is not None else Config()
         self.on_tools_changed = on_tools_changed
         self._environ = environ
@@ -309,7 +311,9 @@ class Manager:
             ServerNotConnected: its server failed (the text has its last error) or was closed.
             RequestTimeout: still not connected, or no answer, within ``timeout``.
             RequestCancelled, MCPError, TransportClosed: as :meth:`Client.call_tool`.
+            TypeError: ``on_progress`` cannot be called as ``on_progress(progress, total, message)``.
         """
+        check_callback(on_progress, "on_progress", PROGRESS_SIGNATURE)
         entry = self.tool(qualified_name)
         with self._cond:
             server = self._servers.get(entry.server)

@@ -35,6 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 from ._rpc.jsonrpc import JSONObject, RequestId
 from ._rpc.options import DEFAULT_OPTIONS, CallOptions
 from ._session import meta as _meta
+from ._session.callbacks import check_callback
 from ._session.session import SessionHandle
 from .cancel import CancelToken
 from .exceptions import CapabilityError, MCPSyncError, RequestCancelled, RequestTimeout, TransportClosed
@@ -209,6 +210,7 @@ class Subscriptions:
     # -- subscribing -------------------------------------------------------------------------------
 
     def subscribe(self, uri: str, callback: Optional[UpdateCallback], timeout: Optional[float]) -> Subscription:
+        check_callback(callback, "the subscription callback", "(uri)", called="callback")  # TypeError now, not on each update
         subscription = Subscription(self, uri, callback)
         session = self.session
         if not session.modern:

@@ -150,7 +150,8 @@ def test_a_server_still_starting_at_the_timeout_exits_5(sh: Shell, tmp_path: Pat
     sh.trust_project = True
     out = sh.run("call", "slow", "echo", "--timeout", "0.5")
     assert out.returncode == 5
-    assert out.stderr == "mcpsync: error: MCP server not connected: slow; last error: Request timeout after 500ms\n"
+    assert out.stderr.startswith("mcpsync: error: MCP server not connected: slow; last error: Request timeout after "
+                                 "500ms: MCP server 'slow' sent no answer to 'initialize'")
 
 
 def test_progress_is_shown_on_stderr_when_it_is_a_terminal(sh: Shell) -> None:

@@ -330,7 +330,7 @@ def test_server_stderr_lines_are_logged_at_info_and_kept_in_stderr_tail(shared, 
 def test_a_timeout_raises_request_timeout_and_the_server_sees_the_cancellation(client, logs):
     with pytest.raises(RequestTimeout) as info:
         client.call_tool("block", {"seconds": 30}, timeout=0.5)
-    assert str(info.value) == "Request timeout after 500ms"
+    assert str(info.value) == f"Request timeout after 500ms: MCP server {client.name!r} sent no answer to 'tools/call'"
     assert isinstance(info.value, TimeoutError)
     assert (info.value.method, info.value.timeout) == ("tools/call", 0.5)
     record = record_for(logs, "CANCELLED block")  # written by the server when its task is cancelled

@@ -12,6 +12,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
+import mcpsync
 from mcpsync import MCPError, RequestCancelled
 from mcpsync.testing import Context, FakeServer
 from mcpsync.testing._memory import FakeTransport
@@ -272,7 +273,9 @@ def test_a_legacy_only_server_does_not_know_discover() -> None:
 
 def test_a_modern_only_server_refuses_the_handshake_naming_its_versions() -> None:
     with FakeServer(versions=[MODERN]) as server:
-        with pytest.raises(MCPError) as raised:
+        with pytest.raises(mcpsync.UnsupportedProtocolVersion) as raised:
             server.client()
-    assert raised.value.code == -32022
-    assert raised.value.data == {"supported": [MODERN], "requested": "2025-11-25"}
+    refusal = raised.value.__cause__
+    assert isinstance(refusal, MCPError) and refusal.code == -32022
+    assert refusal.data == {"supported": [MODERN], "requested": "2025-11-25"}
+    assert f"connect with protocol={MODERN!r}" in str(raised.value)

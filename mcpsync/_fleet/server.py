@@ -178,6 +178,7 @@ class ManagedServer:
         self.attempt: Optional[Client] = None
         self.dead: List[Client] = []  # lost connections not yet released (see release())
         self.generation = 0
+        self.waiting_since = time.monotonic()  # when the current connection attempt (or its wait) began
         self._burst: Deque[float] = collections.deque()
         self._failures = 0
         if error is not None:
@@ -228,6 +229,7 @@ class ManagedServer:
     def _begin_locked(self, state: str, delay: float = 0.0) -> None:
         self.generation += 1
         self.reason = None
+        self.waiting_since = time.monotonic()
         self._set_state_locked(state)
         self.host.submit(self._attempt, self.generation, delay=delay)
 
@@ -439,14 +441,28 @@ class ManagedServer:
                         raise RequestCancelled(cancel.reason)
                     remaining = deadline.remaining()
                     if remaining <= 0:
-                        doing = "reconnecting" if self.state in (RECONNECTING, CONNECTED) else "connecting"
-                        raise RequestTimeout(
-                            f"Request timeout after {int(budget * 1000)}ms: MCP server {self.name!r} is still "
-                            f"{doing}", method="tools/call", timeout=budget)
+                        raise self._still_waiting_locked(budget)
                     cond.wait(None if math.isinf(remaining) else remaining)
         finally:
             if unregister is not None:
                 unregister()
+
+    def _still_waiting_locked(self, budget: float) -> RequestTimeout:
+        """The error of a call that gave up waiting for the connection: for how long the server has
+        been connecting, what its transport saw (say, stdout lines that are not JSON-RPC), what to do."""
+        doing = "reconnecting" if self.state in (RECONNECTING, CONNECTED) else "connecting"
+        elapsed = time.monotonic() - self.waiting_since
+        attempt = self.attempt
+        hint = attempt.transport.timeout_hint() if attempt is not None else ""
+        text = (f"MCP server {self.name!r} is still {doing}, {elapsed:.1f}s after it started; this call waited "
+                f"{int(budget * 1000)}ms for it and gave up")
+        if self.last_error and self.state == RECONNECTING:
+            text += f" (its last error: {self.last_error.splitlines()[0]})"
+        text += f". {hint}" if hint else ""
+        log_name = attempt.server_log.name if attempt is not None else "mcpsync.server"
+        text += (f". Wait longer for it (a larger timeout; an attempt may take {self.timeout:g}s to connect and "
+                 f"as long again to list its tools), or see why in its status and its stderr log ({log_name!r})")
+        return RequestTimeout(text, method="tools/call", timeout=budget, server=self.name, hint=hint)
 
     def not_connected_locked(self) -> ServerNotConnected:
         reason = self.reason

@@ -77,6 +77,9 @@ class Engine:
         default_timeout: seconds for a request whose options give none (``None``: no limit).
         max_workers: threads serving the peer's requests at once.
         on_notification: ``sink(method, params)`` for every notification, on the dispatcher thread.
+        hint: ``hint()`` returns a sentence that may explain why the peer is silent (what the
+            transport saw instead of answers), or "". Called only when a timeout error is built,
+            on the timed-out caller's thread; what it raises is ignored.
 
     Thread safety: :meth:`request` and :meth:`notify` may be called from any
     number of threads at once; :meth:`receive` is called by one reader thread.
@@ -89,7 +92,8 @@ class Engine:
     """
 
     def __init__(self, wire: Wire, *, name: str = "mcp", default_timeout: Optional[float] = DEFAULT_TIMEOUT,
-                 max_workers: int = 4, on_notification: Optional[NotificationSink] = None) -> None:
+                 max_workers: int = 4, on_notification: Optional[NotificationSink] = None,
+                 hint: Optional[Callable[[], str]] = None) -> None:
         # The wire's methods are bound once here and called directly on every send.
         self._write = wire.write
         self._timed_write = wire.timed_write
@@ -98,6 +102,7 @@ class Engine:
         self.abandon_hook: Callable[[RequestId, Any], None] = functools.partial(
             wire.abandon, send_cancelled=self.send_cancelled)
         self.name = name
+        self._hint = hint
         self.default_timeout = default_timeout
         self._lock = threading.Lock()
         self._next_id = 1
@@ -188,8 +193,7 @@ class Engine:
             except RequestTimeout:
                 # The server did not take the request in time (it stopped reading). It has at most
                 # part of it, which the next write completes; no cancellation is sent for it.
-                raise RequestTimeout(f"Request timeout after {round(budget * 1000)}ms", method=method,
-                                     timeout=budget) from None
+                raise self._timeout(budget, method, "Request", unread=True) from None
             return self._wait(request_id, waiter, timeout, cancel, max_total_timeout, start, notify_cancel)
         except KeyboardInterrupt:
             if sent and notify_cancel and not waiter.done:
@@ -216,10 +220,7 @@ class Engine:
                 budget = max_total if deadline >= hard_stop and max_total is not None else limit
                 if notify_cancel:
                     self._abandon(request_id, "Request timed out")
-                raise RequestTimeout(
-                    f"{waiter.timeout_label} timeout after {round(budget * 1000)}ms", method=waiter.method,
-                    timeout=budget,
-                )
+                raise self._timeout(budget, waiter.method, waiter.timeout_label)
             event = waiter.event
             event.wait(None if math.isinf(remaining) else remaining)
             if waiter.ready:
@@ -237,6 +238,16 @@ class Engine:
                 # raced its end). Clear it; ``ready`` is checked again before the next wait, and
                 # _deliver sets ``ready`` before the Event, so no real wake-up is lost.
                 event.clear()
+
+    def _timeout(self, budget: float, method: str, label: str, unread: bool = False) -> RequestTimeout:
+        """The timeout error, naming this connection and ``method``, with the transport's hint."""
+        hint = ""
+        if self._hint is not None:
+            try:
+                hint = self._hint()
+            except Exception:  # the hint is decoration: the timeout is the error
+                hint = ""
+        return RequestTimeout.after(budget, method=method, server=self.name, hint=hint, label=label, unread=unread)
 
     @staticmethod
     def _outcome(waiter: _Waiter) -> Any:
@@ -309,8 +320,7 @@ class Engine:
         try:
             self._send_by(rpc.make_notification(method, params), time.monotonic() + budget, None)
         except RequestTimeout:
-            raise RequestTimeout(f"Notify timeout after {round(budget * 1000)}ms", method=method,
-                                 timeout=budget) from None
+            raise self._timeout(budget, method, "Notify", unread=True) from None
 
     # -- per-request I/O (transports whose every request is its own exchange, e.g. HTTP) --
 

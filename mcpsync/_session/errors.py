@@ -13,12 +13,15 @@ from __future__ import annotations
 from typing import Any, Dict, List, Type
 
 from .._rpc.jsonrpc import INVALID_PARAMS
-from ..exceptions import MCPError, MissingClientCapability, ResourceNotFound, URLElicitationRequired
+from .._versions import ALL_VERSIONS
+from ..exceptions import (
+    MCPError, MissingClientCapability, ResourceNotFound, UnsupportedProtocolVersion, URLElicitationRequired,
+)
 from ..handlers import ElicitParams
 
 __all__ = [
     "HEADER_MISMATCH", "MISSING_CAPABILITY", "MODERN_HTTP_ERRORS", "RESOURCE_NOT_FOUND", "UNSUPPORTED_VERSION",
-    "URL_ELICITATION_REQUIRED", "typed",
+    "URL_ELICITATION_REQUIRED", "typed", "version_refused",
 ]
 
 #: ``resources/read`` of a resource the server does not have (legacy servers; modern ones use -32602).
@@ -67,3 +70,25 @@ def typed(error: MCPError, *, resource_read: bool = False, modern: bool = False)
 def _elicitations(data: Any) -> List[ElicitParams]:
     items = data.get("elicitations") if isinstance(data, dict) else None
     return [ElicitParams(item) for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def version_refused(error: MCPError, asked: str) -> UnsupportedProtocolVersion:
+    """The :class:`~mcpsync.UnsupportedProtocolVersion` for a ``-32022`` refusal of version ``asked``.
+
+    The text names the version refused, what the server says it supports (its
+    ``data.supported``, when it sent one) and what this client speaks. The caller
+    raises it ``from error``.
+    """
+    data = error.data if isinstance(error.data, dict) else {}
+    listed = data.get("supported")
+    supported = [v for v in listed if isinstance(v, str)] if isinstance(listed, list) else []
+    offered = ", ".join(supported) if supported else "none named"
+    requested = data.get("requested")
+    asked = requested if isinstance(requested, str) and requested else asked
+    said = f" ({error.message})" if error.message else ""
+    common = [v for v in ALL_VERSIONS if v in supported and v != asked]
+    advice = (f"both speak {common[0]}: connect with protocol={common[0]!r} (or 'auto')" if common else
+              "use a server (or a server version) that speaks one of these")
+    message = (f"The server refused protocol version {asked!r} with -32022{said}; it supports: {offered}; "
+               f"this client speaks {', '.join(ALL_VERSIONS)}; {advice}")
+    return UnsupportedProtocolVersion(offered, ALL_VERSIONS, message)

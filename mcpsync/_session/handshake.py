@@ -30,11 +30,12 @@ from typing import Any, Callable, Mapping, Optional
 from .._rpc.jsonrpc import INTERNAL_ERROR, JSONObject
 from .._rpc.options import CallOptions, Deadline
 from .._versions import SUPPORTED_VERSIONS
-from ..exceptions import MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
+from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
 from ..transports.base import Transport
 from ..types import Implementation
 from . import era as _era
 from . import meta as _meta
+from .errors import UNSUPPORTED_VERSION, version_refused
 from .session import Session
 
 __all__ = ["Handshake"]
@@ -53,6 +54,7 @@ class Handshake:
     def __init__(self, *, client_info: Mapping[str, Any]) -> None:
         self.client_info = client_info
         self._restore: Optional["weakref.WeakMethod[Restore]"] = None
+        self._asked = ""  # the version the last initialize or server/discover asked for (for errors)
 
     def after_renewal(self, restore: Restore) -> None:
         """Call the bound method ``restore(options)`` after each renewed ``initialize`` (to subscribe
@@ -111,17 +113,24 @@ class Handshake:
         )
         try:
             negotiation.run(protocol, budget)
+        except (MCPError, HTTPStatusError) as exc:
+            refusal = _era.http_error(exc)
+            if refusal is None or refusal.code != UNSUPPORTED_VERSION:
+                raise
+            # Every -32022 the era rules did not settle (a forced version, no common version, a
+            # refused initialize) means the same to the user: no version both sides speak.
+            raise version_refused(refusal, self._asked) from exc
         except RequestTimeout as exc:
             if budget is None or not deadline.expired:
                 raise
             # The connect's own deadline ran out, whichever step was waiting: say so with its budget.
-            raise RequestTimeout(f"Request timeout after {round(budget * 1000)}ms", method=exc.method,
-                                 timeout=budget) from exc
+            raise RequestTimeout.after(budget, method=exc.method, server=exc.server, hint=exc.hint) from exc
 
     def initialize(self, session: Session, version: str, exact: bool, options: CallOptions) -> None:
         """The legacy handshake, asking for ``version`` (and only accepting it, when ``exact``)."""
         transport = session.transport
         session.legacy_ask = (version, exact)
+        self._asked = version
         transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
@@ -148,6 +157,7 @@ class Handshake:
         """``server/discover`` at ``version`` (the first modern request, or the stdio probe)."""
         transport = session.transport
         transport.set_protocol_version(version)
+        self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
         result = transport.request("server/discover", params, options=options)
         if not isinstance(result, dict):

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .._rpc.jsonrpc import JSONObject
 from ..handlers import LogMessage
+from .callbacks import check_callback
 
 __all__ = ["LIST_CHANGED", "LOG_LEVELS", "NotificationHandler", "NotificationRouter"]
 
@@ -66,7 +67,11 @@ class NotificationRouter:
 
         Live (after :meth:`go_live`) means the connect has already looked at the
         handlers: the caller must open whatever stream the new handler needs.
+
+        Raises:
+            TypeError: ``handler`` cannot be called as ``handler(params)``.
         """
+        check_callback(handler, f"the handler for {method!r}", "(params)", optional=False, called="handler")
         with self._lock:
             # Copy on write: delivery iterates over the list it took, never over one being changed.
             self._handlers[method] = [*self._handlers.get(method, ()), handler]

@@ -22,6 +22,7 @@ from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError
 from ..handlers import CreateMessageParams, ElicitParams, RootsSource
 from ..types import Implementation, MCPObject
+from .callbacks import check_callback
 
 __all__ = ["HandlerOwner", "Responder", "file_uri", "with_defaults"]
 
@@ -59,7 +60,14 @@ class Responder:
     """
 
     def __init__(self, owner: HandlerOwner) -> None:
+        """Raises ``TypeError`` when a handler the owner already holds has the wrong signature
+        (one set later is checked only when it is called)."""
         self._owner = owner
+        check_callback(owner.sampling_handler, "sampling_handler", "(params)")
+        check_callback(owner.elicitation_handler, "elicitation_handler", "(params)")
+        check_callback(getattr(owner, "logging_handler", None), "logging_handler", "(message)")
+        if callable(owner.roots):
+            check_callback(owner.roots, "roots", "()")
 
     def capabilities(self, modern: bool) -> JSONObject:
         """The client capabilities these handlers support (``{}`` when none are registered)."""

@@ -38,7 +38,8 @@ from ..transports.base import Transport
 from ..types import Implementation
 from . import meta as _meta
 from . import mrtr as _mrtr
-from .errors import typed
+from .callbacks import PROGRESS_SIGNATURE, check_callback
+from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .tools import offers_tool_tasks, takes_header_plans
 
 __all__ = ["Session", "SessionHandle", "call_options"]
@@ -52,10 +53,16 @@ Renew = Callable[["Session", CallOptions], None]
 def call_options(timeout: Optional[float], cancel: Optional[CancelToken],
                  on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
                  max_total_timeout: Optional[float] = None) -> CallOptions:
-    """The options of one public call; the shared ``DEFAULT_OPTIONS`` when it sets none (nothing built)."""
+    """The options of one public call; the shared ``DEFAULT_OPTIONS`` when it sets none (nothing built).
+
+    Raises:
+        TypeError: ``on_progress`` cannot be called as ``on_progress(progress, total, message)``.
+    """
     if timeout is None and cancel is None and on_progress is None and max_total_timeout is None \
             and not reset_timeout_on_progress:
         return DEFAULT_OPTIONS
+    if on_progress is not None:  # a wrong signature fails here, not silently on the dispatcher thread
+        check_callback(on_progress, "on_progress", PROGRESS_SIGNATURE)
     return CallOptions(timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout)
 
 
@@ -176,6 +183,8 @@ class Session:
         try:
             return self.transport.request(method, params, options=options)
         except MCPError as exc:
+            if exc.code == UNSUPPORTED_VERSION:  # the server no longer speaks the version in use
+                raise version_refused(exc, str(self.protocol_version)) from exc
             error = typed(exc)
             if error is exc:
                 raise

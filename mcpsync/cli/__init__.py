@@ -83,7 +83,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
             sys.stderr.write(out.SECRETS.scrub("".join(traceback.format_exc())))
-        out.error(out.first_line(exc))
+        out.error(out.first_line(exc) + out.timeout_advice(exc, args.timeout))
         return out.exit_code(exc)
     finally:
         restore_logging()
@@ -147,6 +147,7 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
     try:
         if starts:
             manager.connect_all(startup_timeout=args.timeout)
+            manager.wait(min(args.timeout, 2.0))  # an attempt ending with the window reports its own error
         if args.command in skills_cli.SKILL_COMMANDS:
             return skills_cli.run_skills(manager, wanted, args)
         if args.command == "servers":
@@ -306,7 +307,7 @@ def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> i
             failures.append(exc)
             if wanted is not None:
                 raise
-            out.warn(out.first_line(exc))
+            out.warn(out.first_line(exc) + out.timeout_advice(exc, args.timeout))
             continue
         reached += 1
         rows.extend(_items(manager, client, name, args.command, args.timeout))

@@ -110,6 +110,12 @@ def first_line(value: Any) -> str:
     return type(value).__name__ if isinstance(value, BaseException) else ""
 
 
+def timeout_advice(exc: BaseException, timeout: float) -> str:
+    """For an error that is a timeout, the words that say which ``--timeout`` was waited (else "")."""
+    timed_out = exit_code(exc) == EXIT_TIMEOUT
+    return f" (waited --timeout {timeout:g}s; raise it if the server is only slow)" if timed_out else ""
+
+
 def error(text: str) -> None:
     print(f"mcpsync: error: {SECRETS.scrub(text)}", file=sys.stderr)
 

@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import requests
 
 __all__ = [
-    "BODY_EXCERPT", "DEFAULT_MAX_MESSAGE_SIZE", "READ_CHUNK", "answers", "iter_chunks", "media_type", "read_body",
-    "status_error", "translate",
+    "BODY_EXCERPT", "DEFAULT_MAX_MESSAGE_SIZE", "READ_CHUNK", "answers", "body_summary", "endpoint_advice",
+    "iter_chunks", "media_type", "not_an_endpoint", "read_body", "status_error", "translate",
 ]
 
 #: The largest JSON body or SSE event accepted by default, in bytes.
@@ -74,11 +74,15 @@ def read_body(response: "requests.Response", limit: int, what: str) -> bytes:
 
 
 def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = HTTPStatusError,
-                 prefix: str = "", raw: Optional[bytes] = None) -> HTTPStatusError:
-    """``HTTP <status>: <body excerpt>`` plus the auth hints, as an HTTPStatusError (or ``cls``).
+                 prefix: str = "", raw: Optional[bytes] = None, first: str = "") -> HTTPStatusError:
+    """``HTTP <status>: <body summary>`` plus the auth hints, as an HTTPStatusError (or ``cls``).
 
     ``raw`` is the body when the caller has already read it. A redirect to another
     origin (which the session does not follow) is a :class:`CrossOriginRedirect`.
+    An HTML body is summarised by its title, never quoted (see :func:`body_summary`).
+    ``first`` is the HTTP method (``"POST"``, ``"GET"``) when this answered the
+    connection's first exchange, before the server ever answered 2xx: then a status
+    that says "no MCP endpoint here" (404, 405, 501...) gets :func:`endpoint_advice`.
     """
     if 300 <= response.status_code < 400 and response.headers.get("Location"):
         redirect = _cross_origin_redirect(response)
@@ -94,15 +98,83 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
         body = raw.decode("utf-8", errors="replace")
     except Exception:  # the body is only decoration: the status is the error
         body = ""
-    text = " ".join(body.split())
-    if len(text) > BODY_EXCERPT:
-        text = text[:BODY_EXCERPT] + "..."
+    text = body_summary(body, media_type(response))
     message = f"{prefix}HTTP {response.status_code}: {text}" if text else f"{prefix}HTTP {response.status_code}"
+    if first:
+        message += endpoint_advice(response.url or "", first, response.status_code)
     hints = [f"{name}: {response.headers[name]}" for name in ("WWW-Authenticate", "Mcp-Auth-Server")
              if response.headers.get(name)]
     if hints:
         message += " (" + "; ".join(hints) + ")"
     return cls(message, status_code=response.status_code, headers=dict(response.headers), body=body[:64 * 1024])
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+_HEADING = re.compile(rb"<h1[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+_HIDDEN = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def body_summary(body: str, kind: str = "") -> str:
+    """An error body in a few words: an HTML page by its title (or first heading), never its markup;
+    any other body collapsed to one line of at most :data:`BODY_EXCERPT` characters."""
+    start = body.lstrip()[:200].lower()
+    if kind in ("text/html", "application/xhtml+xml") or start.startswith(("<!doctype html", "<html", "<head")):
+        import html  # noqa: PLC0415 (only an HTML error page needs it)
+
+        raw = body.encode("utf-8", errors="replace")
+        for pattern in (_TITLE, _HEADING):
+            found = pattern.search(raw, 0, 64 * 1024)
+            if found:
+                title = " ".join(html.unescape(_TAG.sub("", found.group(1).decode("utf-8", "replace"))).split())
+                if title:
+                    return f"an HTML page titled {title[:100]!r}"
+        text = " ".join(html.unescape(_TAG.sub(" ", _HIDDEN.sub(" ", body[:64 * 1024]))).split())
+        if text:
+            return f"an HTML page saying {text[:100] + '...' if len(text) > 100 else text!r}"
+        return "an HTML page (not shown)"
+    text = " ".join(body.split())
+    return text[:BODY_EXCERPT] + "..." if len(text) > BODY_EXCERPT else text
+
+
+#: Statuses that, on a connection's first exchange, mean nothing serves MCP at that URL.
+_NO_ENDPOINT = {404: "Not Found", 405: "Method Not Allowed", 501: "Not Implemented", 410: "Gone"}
+
+
+def endpoint_advice(url: str, method: str, status: int) -> str:
+    """What to tell a user whose first ``method`` request to ``url`` got ``status`` ("" when it says nothing)."""
+    if status not in _NO_ENDPOINT:
+        return ""
+    where = display_url(url)
+    if status in (405, 501):
+        return (f". {where} does not look like an MCP endpoint: it does not take {method} requests "
+                f"({status} {_NO_ENDPOINT[status]}), and MCP's transports need them. {usual_urls(url)}")
+    return f". Nothing answers MCP at {where} ({status} {_NO_ENDPOINT[status]}). {usual_urls(url)}"
+
+
+def usual_urls(url: str) -> str:
+    """The sentence that suggests the paths MCP servers are usually served at, on ``url``'s origin."""
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}"
+    tried = parts.path.rstrip("/")
+    usual = [(f"{origin}/mcp", "Streamable HTTP"), (f"{origin}/sse", "the legacy HTTP+SSE transport")]
+    others = [f"{address} ({kind})" for address, kind in usual if urlsplit(address).path != tried]
+    return "Check the URL's path: MCP servers are usually served at " + " or ".join(others)
+
+
+def not_an_endpoint(url: str, first: HTTPStatusError, second: HTTPStatusError) -> HTTPStatusError:
+    """The error for a URL where both Streamable HTTP (``first``, its POST) and the legacy HTTP+SSE
+    fallback (``second``, its GET) were refused: both attempts and both statuses, once, with advice."""
+    summary = body_summary(second.body, str(second.headers.get("Content-Type", "")).split(";")[0].strip().lower())
+    if type(second) is not HTTPStatusError:
+        return second
+    both = (f"both got HTTP {first.status_code}" if first.status_code == second.status_code
+            else f"got HTTP {first.status_code} and HTTP {second.status_code}")
+    message = (f"No MCP endpoint at {display_url(url)}: Streamable HTTP (POST) and then the legacy HTTP+SSE "
+               f"transport (GET) {both}" + (f" ({summary})" if summary else "") + f". {usual_urls(url)}")
+    return HTTPStatusError(message, status_code=second.status_code, headers=second.headers, body=second.body)
 
 
 def _cross_origin_redirect(response: "requests.Response") -> Optional[CrossOriginRedirect]:
@@ -134,9 +206,12 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
 
     where = display_url(url)
     if isinstance(exc, requests.exceptions.SSLError):
-        return ConnectError(f"TLS error talking to {where}: {_reason(exc)}")
-    if isinstance(exc, (requests.exceptions.ConnectTimeout, requests.exceptions.ProxyError)):
-        return ConnectError(f"Cannot connect to {where}: {_reason(exc)}")
+        return ConnectError(f"TLS error talking to {where}: {_tls_reason(exc)}")
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return ConnectError(f"Cannot connect to {where}: {_connect_reason(exc, url)}")
+    if isinstance(exc, requests.exceptions.ProxyError):
+        return ConnectError(f"Cannot connect to {where} through the proxy: {_connect_reason(exc, url)} (check "
+                            "the HTTPS_PROXY/HTTP_PROXY settings, or pass trust_env=False to ignore them)")
     if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
                         requests.exceptions.InvalidSchema)):
         return ConnectError(f"Invalid URL {where}: {_reason(exc)}")
@@ -146,8 +221,8 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
         reason = exc.args[0] if exc.args else None
         cause = getattr(reason, "reason", reason)
         if isinstance(cause, (NewConnectionError, ConnectTimeoutError, ConnectionRefusedError)):
-            return ConnectError(f"Cannot connect to {where}: {_reason(exc)}")
-        return TransportError(f"Connection to {where} lost: {_reason(exc)}")
+            return ConnectError(f"Cannot connect to {where}: {_connect_reason(exc, url)}")
+        return TransportError(f"Connection to {where} lost: {_lost_reason(exc)}")
     if isinstance(exc, requests.exceptions.InvalidHeader):
         # requests quotes the refused value (often a token): name the header, never show the value.
         tb, header = exc.__traceback__, None
@@ -171,6 +246,83 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
     if isinstance(exc, OSError):
         return TransportError(f"Connection to {where} failed: {exc}")
     return TransportError(f"HTTP exchange with {where} failed: {type(exc).__name__}: {exc}")
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what it wraps: requests' first argument, urllib3's ``reason``, causes and contexts."""
+    seen: List[BaseException] = []
+    todo = [exc]
+    while todo and len(seen) < 12:
+        current = todo.pop(0)
+        if any(current is known for known in seen):
+            continue
+        seen.append(current)
+        yield current
+        inner = [getattr(current, "reason", None), current.args[0] if current.args else None, current.__cause__,
+                 current.__context__]
+        todo.extend(item for item in inner if isinstance(item, BaseException))
+
+
+def _connect_reason(exc: BaseException, url: str) -> str:
+    """Why a connection could not be made, in words (never urllib3's pool and connection reprs)."""
+    import errno  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    from urllib3.exceptions import ConnectTimeoutError  # noqa: PLC0415
+
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    try:
+        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    except ValueError:
+        port = 0
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    for inner in _chain(exc):
+        if isinstance(inner, socket.gaierror):
+            return f"the host name {host!r} could not be resolved ({inner.strerror or inner}); check the URL's host"
+        if isinstance(inner, ConnectionRefusedError) or getattr(inner, "errno", None) == errno.ECONNREFUSED:
+            return (f"nothing is listening on {where} (connection refused); is the server running, and on this "
+                    "host and port?")
+        if getattr(inner, "errno", None) in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return f"there is no network route to {where} ({getattr(inner, 'strerror', None) or inner})"
+    for inner in _chain(exc):  # urllib3's NewConnectionError is a ConnectTimeoutError too: only a real timeout
+        if type(inner) is ConnectTimeoutError or isinstance(inner, socket.timeout) or getattr(
+                inner, "errno", None) == errno.ETIMEDOUT:
+            return (f"{where} did not accept the connection in time (connect_timeout); is the host right, and "
+                    "does a firewall let the connection through?")
+    for inner in _chain(exc):
+        if isinstance(inner, OSError) and inner.strerror:
+            return f"{inner.strerror} ({where})"
+    return _reason(exc)
+
+
+def _tls_reason(exc: BaseException) -> str:
+    """The TLS failure itself (``certificate verify failed: ...``), without urllib3's wrapping."""
+    import ssl  # noqa: PLC0415
+
+    for inner in _chain(exc):
+        if isinstance(inner, ssl.SSLCertVerificationError):
+            detail = inner.verify_message or inner.reason or "certificate verify failed"
+            return (f"the server's certificate was not accepted ({detail}); pass verify= a CA bundle that "
+                    "signs it (or fix the certificate)")
+        if isinstance(inner, ssl.SSLError):
+            return str(inner.reason or inner)
+    return _reason(exc)
+
+
+def _lost_reason(exc: BaseException) -> str:
+    """Why an open connection failed, without urllib3's pool and connection reprs."""
+    import http.client  # noqa: PLC0415
+
+    for inner in _chain(exc):
+        if isinstance(inner, http.client.RemoteDisconnected):
+            return "the server closed the connection without answering"
+        if isinstance(inner, ConnectionResetError):
+            return "the server reset the connection"
+        if isinstance(inner, BrokenPipeError):
+            return "the server closed the connection while the request was sent"
+    return _reason(exc)
 
 
 def _reason(exc: BaseException) -> str:

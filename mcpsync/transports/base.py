@@ -88,7 +88,8 @@ class Transport(abc.ABC):
             wire = CallWire(weak_method(self, "_write"), weak_method(self, "_write_by"),
                             weak_method(self, "_abandon"))
         self._engine = Engine(wire, name=self.name, default_timeout=timeout, max_workers=max_workers,
-                              on_notification=weak_method(self, "_deliver_notification"))
+                              on_notification=weak_method(self, "_deliver_notification"),
+                              hint=weak_method(self, "timeout_hint"))
         self._state_lock = threading.Lock()
         self._started = False
         self._closing = False
@@ -216,6 +217,11 @@ class Transport(abc.ABC):
         Streamable HTTP offers the legacy HTTP+SSE transport on 400, 404 or 405.
         """
         return None
+
+    def timeout_hint(self) -> str:
+        """A sentence for timeout errors: what this transport saw that may explain the server's
+        silence, or "" (the default). Called only while a timeout error is built; must not block."""
+        return ""
 
     def close_reason(self) -> "Optional[BaseException]":
         """Once closed, the error pending and later calls get (exit code, stderr tail...); else None."""

@@ -17,9 +17,9 @@ from urllib.parse import urljoin, urlsplit
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
-from ..exceptions import ConnectError, TransportError
+from ..exceptions import ConnectError, HTTPStatusError, TransportError
 from ._http import HTTPTransportBase
-from ._http_io import media_type, read_body, status_error
+from ._http_io import media_type, not_an_endpoint, read_body, status_error
 from ._http_session import Exchange, prepared_url
 from ._sse import SSEEvent, SSEParser
 from ._urls import display_url, origin_text, strictly_same_origin
@@ -64,6 +64,8 @@ class SSETransport(HTTPTransportBase):
         self._open_error: Optional[BaseException] = None
         self._reader: Optional[threading.Thread] = None
         self._stream = Exchange("stream")
+        #: Set by Streamable HTTP when this transport is its fallback: the error its first POST got.
+        self.fallback_from: Optional[HTTPStatusError] = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -81,6 +83,8 @@ class SSETransport(HTTPTransportBase):
             error = ConnectError(f"No endpoint event from {display_url(self.url)} within "
                                  f"{self.endpoint_timeout:g}s: is this an MCP HTTP+SSE endpoint?")
         self._release_resources()
+        if self.fallback_from is not None and isinstance(error, HTTPStatusError):
+            raise not_an_endpoint(self.url, self.fallback_from, error) from error
         raise error
 
     def _join_threads(self) -> None:
@@ -114,7 +118,7 @@ class SSETransport(HTTPTransportBase):
             response = session.get(self.url, headers=headers, stream=True, timeout=(self.connect_timeout, None))
         try:
             if not 200 <= response.status_code < 300:
-                raise status_error(response)
+                raise status_error(response, first="GET" if self.fallback_from is None else "")
             if media_type(response) != "text/event-stream":
                 raise ConnectError(f"{display_url(self.url)} answered with Content-Type "
                                    f"{media_type(response)!r}, not an event stream")

@@ -28,6 +28,7 @@ from ..exceptions import MCPSyncError, ProtocolError, RequestTimeout
 from ._http_io import DEFAULT_MAX_MESSAGE_SIZE, READ_CHUNK, iter_chunks, media_type, read_body, status_error, translate
 from ._http_session import new_session
 from ._sse import SSEParser, message_data
+from ._urls import display_url
 
 __all__ = ["call_mcp", "parse_sse"]
 
@@ -84,7 +85,7 @@ def call_mcp(url: str, method: str, params: Optional[Mapping[str, Any]] = None, 
     sent_headers.update(headers or {})
 
     def timed_out() -> RequestTimeout:
-        return RequestTimeout(f"Request timeout after {int(timeout * 1000)}ms", method=method, timeout=timeout)
+        return RequestTimeout.after(timeout, method=method, server=display_url(url))
 
     def until_deadline(chunks: Iterable[bytes]) -> Iterator[bytes]:
         for chunk in chunks:

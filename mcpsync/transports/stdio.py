@@ -99,6 +99,8 @@ class StdioTransport(Transport):
         self._shutting_down = threading.Event()
         self._lost_cause = False  # the close had a cause: its error carries the exit code and stderr tail
         self.skipped_lines = 0
+        #: The first skipped stdout line, shortened (for :meth:`timeout_hint`); None while there is none.
+        self.first_skipped_line: Optional[str] = None
 
     def __repr__(self) -> str:
         pid = f" pid={self._proc.pid}" if self._proc is not None else ""
@@ -129,7 +131,10 @@ class StdioTransport(Transport):
         try:
             self._proc = _process.spawn(argv, _process.build_env(self.env, self.inherit_env), self.cwd)
         except (OSError, ValueError) as exc:
-            raise ConnectError(f"Cannot start MCP server {self.command!r}: {exc}") from exc
+            why = (f"no program {self.command!r} was found on PATH; install it, or give its full path"
+                   if isinstance(exc, FileNotFoundError) and resolved is None
+                   and (self.cwd is None or os.path.isdir(self.cwd)) else str(exc))
+            raise ConnectError(f"Cannot start MCP server {self.command!r}: {why}") from exc
         _live.add(self)
         self._writer.attach(self._proc.stdin, self._engine)
         me = weakref.ref(self)
@@ -184,6 +189,15 @@ class StdioTransport(Transport):
                 with _suppress():
                     stream.close()
         _live.discard(self)
+
+    def timeout_hint(self) -> str:
+        """Says so when the server wrote lines on stdout that were not JSON-RPC, quoting the first."""
+        count, first = self.skipped_lines, self.first_skipped_line
+        if not count or first is None:
+            return ""
+        lines = f"{count} line that was" if count == 1 else f"{count} lines that were"
+        return (f"It wrote {lines} not JSON-RPC on stdout (skipped), the first: {first}. An MCP stdio server "
+                "must write only JSON-RPC messages on stdout: make it send its banners and logs to stderr")
 
     def _describe_close(self, cause: Optional[BaseException]) -> str:
         proc = self._proc
@@ -280,6 +294,8 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
                 transport = me()
                 if transport is not None:
                     transport.skipped_lines += 1
+                    if transport.first_skipped_line is None:
+                        transport.first_skipped_line = rpc.preview(line, 80)
                 if skips.note():
                     more = "" if skips.count <= _SKIPS_LOGGED else f" ({skips.count} skipped so far; not all logged)"
                     log.warning("[%s] Skipping a line from the server: %s%s; line: %s", name, exc, more,

@@ -32,7 +32,7 @@ from .._versions import is_modern
 from ..exceptions import HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired, TransportError
 from ._headers import HeaderPlan, routing_headers
 from ._http import HTTPTransportBase
-from ._http_io import answers, iter_chunks, media_type, read_body, status_error
+from ._http_io import answers, body_summary, iter_chunks, media_type, read_body, status_error, usual_urls
 from ._http_session import Exchange
 from ._sse import MAX_RETRY, SSEParser
 from ._urls import display_url
@@ -99,6 +99,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         self._session_id: Optional[str] = None
         self._protocol_version: Optional[str] = None
         self._first_refused = False
+        self._answered = False  # the server answered with 2xx and JSON or SSE (an MCP endpoint, then)
         self._listener: Optional[threading.Thread] = None
         self._listener_exchange: Optional[Exchange] = None
         self._listener_disabled = False
@@ -153,6 +154,8 @@ class StreamableHTTPTransport(HTTPTransportBase):
                     self._session_id = session_id
         status = response.status_code
         if 200 <= status < 300:
+            if not self._answered and (status == 202 or media_type(response) in ("application/json", _SSE)):
+                self._answered = True  # an answer only an MCP endpoint gives
             return
         if status == 404 and sent is not None:
             with self._lock:
@@ -162,7 +165,9 @@ class StreamableHTTPTransport(HTTPTransportBase):
             raise status_error(response, cls=SessionExpired)
         if sent is None and self._protocol_version is None and status in _FALLBACK_STATUSES:
             self._first_refused = True
-        raise status_error(response)
+            if self.legacy_fallback:  # the fallback's error will tell both attempts
+                raise status_error(response)
+        raise status_error(response, first="" if self._answered else getattr(response.request, "method", None) or "POST")
 
     def _post(self, body: bytes, headers: Dict[str, str], exchange: Exchange) -> "requests.Response":
         session = self._session
@@ -229,11 +234,20 @@ class StreamableHTTPTransport(HTTPTransportBase):
                 data = read_body(response, self.max_message_size, f"The response to request {request_id}")
                 if not data.strip():
                     raise ProtocolError(f"No response received for request ID {request_id}")
-                raise ProtocolError(f"Unexpected Content-Type {kind!r} in the response to request {request_id}")
+                raise ProtocolError(f"Unexpected Content-Type {kind!r} in the response to request {request_id}"
+                                    + self._not_mcp(kind, data))
         finally:
             exchange.release()
             response.close()
         self._resume(parser, exchange, request_id)
+
+    def _not_mcp(self, kind: str, data: bytes) -> str:
+        """For a first answer that is not JSON or SSE: what it was, and that this is likely no MCP endpoint."""
+        if self._answered:
+            return ""
+        seen = body_summary(data[:64 * 1024].decode("utf-8", errors="replace"), kind)
+        return (f" ({seen}): {display_url(self.url)} does not look like an MCP endpoint. {usual_urls(self.url)}"
+                if seen else "")
 
     def _modern_refusal(self, response: "requests.Response", request_id: Any) -> None:
         """A modern server answers errors with 4xx and the JSON-RPC error in the body: raise it as MCPError.
@@ -254,7 +268,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         error = reply.get("error") if isinstance(reply, dict) and answers(reply, request_id) else None
         if isinstance(error, dict) and type(error.get("code")) is int:
             raise MCPError.from_wire(error, http_status=response.status_code)
-        raise status_error(response, raw=raw)
+        raise status_error(response, raw=raw, first="" if self._answered else "POST")
 
     def _read_stream(self, response: "requests.Response", parser: SSEParser, exchange: Exchange,
                      request_id: Any) -> bool:
@@ -475,6 +489,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         log.info("[%s] %s answered %d to the first POST; trying the legacy HTTP+SSE transport",
                  self.name, display_url(self.url), error.status_code)
         alternate = SSETransport(self.url, endpoint_timeout=self.endpoint_timeout, **self._options)
+        alternate.fallback_from = error  # its own failure then tells both attempts
         alternate.on_notification = self.on_notification
         alternate.on_error, self.on_error = self.on_error, None
         alternate.on_close, self.on_close = self.on_close, None
