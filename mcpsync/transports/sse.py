@@ -65,6 +65,14 @@ class SSETransport(HTTPTransportBase):
         self._reader: Optional[threading.Thread] = None
         self._stream = Exchange("stream")
 
+    def settings(self) -> Dict[str, Any]:
+        """The HTTP settings (see :meth:`HTTPTransportBase.settings`) and the endpoint timeout."""
+        return {**super().settings(), "endpoint_timeout": self.endpoint_timeout}
+
+    def _release_inherited(self) -> None:
+        super()._release_inherited()
+        self._reader = None
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     def _open(self) -> None:
