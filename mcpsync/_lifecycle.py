@@ -40,7 +40,8 @@ from .exceptions import ForkedError
 from .subscriptions import Subscriptions
 from .transports.base import Transport
 
-__all__ = ["Parts", "build", "child_transport", "connector", "forked_first_use", "pickled_options"]
+__all__ = ["Parts", "build", "child_transport", "connector", "forked_first_use", "pickled_options",
+           "manager_refused", "require_picklable"]
 
 #: The constructor options a client pickles with (the transport carries the rest, timeout included).
 _OPTIONS = ("protocol", "probe_timeout", "roots", "sampling_handler", "sampling_tools", "elicitation_handler",
@@ -130,14 +131,26 @@ def pickled_options(client: Any, log_level: Optional[str]) -> Dict[str, Any]:
     options = {name: getattr(client, name) for name in _OPTIONS}
     options["log_level"] = log_level
     for name in _HANDLERS:
-        value = options[name]
-        if value is None:
-            continue
-        try:
-            pickle.dumps(value)
-        except Exception as exc:
-            raise TypeError(
-                f"Cannot pickle client {client.name!r}: its {name} {value!r} cannot be pickled ({exc}). Give a "
-                "function defined at module level (not a lambda, closure or nested function), or build the "
-                "client in the worker process instead of sending it there") from exc
+        require_picklable(f"client {client.name!r}", name, options[name])
     return options
+
+
+def require_picklable(owner: str, name: str, value: Any) -> None:
+    """Raise TypeError naming ``name`` (an option of ``owner``) when ``value`` cannot be pickled."""
+    if value is None:
+        return
+    try:
+        pickle.dumps(value)
+    except Exception as exc:
+        raise TypeError(
+            f"Cannot pickle {owner}: its {name} {value!r} cannot be pickled ({exc}). Give a function defined "
+            "at module level (not a lambda, closure or nested function), or build it in the worker process "
+            "instead of sending it there") from exc
+
+
+def manager_refused() -> str:
+    """The text of the ForkedError a manager built with ``after_fork="raise"`` raises in a forked child."""
+    return ("Transport closed: this manager was started by another process and inherited by this forked one; it "
+            "was built with after_fork='raise', so it does not start its servers here by itself. Call "
+            "connect_all() to start them in this process, build a new Manager here, or leave after_fork at its "
+            "default 'reconnect'")
