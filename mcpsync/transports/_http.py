@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import pickle
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional
@@ -151,6 +152,17 @@ class HTTPTransportBase(Transport):
         object is included as it is, so it pickles the way its own class allows.
         """
         return {**self._options, "url": self.url, "headers": dict(self.headers), "timeout": self.timeout}
+
+    def __reduce__(self) -> Any:
+        """Pickles as its :meth:`settings`; an auth object that cannot be pickled is named in the TypeError."""
+        if self.auth is not None:
+            try:
+                pickle.dumps(self.auth)
+            except Exception as exc:
+                raise TypeError(
+                    f"Cannot pickle {type(self).__name__} {self.name!r}: its auth object {type(self.auth).__name__} "
+                    f"cannot be pickled ({exc}). Build the client in the worker process instead") from exc
+        return super().__reduce__()
 
     def _release_inherited(self) -> None:
         """In a forked child: the pooled connections and the HTTP session are the parent's. Close
