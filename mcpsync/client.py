@@ -1,40 +1,30 @@
-"""Client: one MCP server behind blocking, typed methods.
+"""Client: one MCP server behind blocking, typed methods (the facade: lifecycle, one method per request).
 
-The client knows MCP (method names, capabilities, result types); it never touches a thread,
-a pipe or a socket: that is the transport's job. This module is the facade: the lifecycle and
-one typed method per MCP request; the parts below it live in :mod:`mcpsync._session` (see
-``docs/architecture.md``). Every public method builds its
-:class:`~mcpsync._rpc.options.CallOptions` once, from its own keywords, and hands it down whole.
+Its parts live in :mod:`mcpsync._session` (see ``docs/architecture.md``); threads, pipes and sockets are
+the transport's. Every public method builds its ``CallOptions`` once and hands it down whole.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import weakref
-from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, cast, overload
+from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
 
+from . import _fork, _lifecycle
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session import era as _era
 from ._session import mrtr as _mrtr
-from ._session.handshake import Handshake
-from ._session.inbound import Inbound
-from ._session.listing import Lists
 from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
-from ._session.responder import Responder
-from ._session.session import Session, call_options
-from ._session.skills import SkillRef, Skills
-from ._session.streams import Streams
+from ._session.session import call_options
+from ._session.skills import SkillRef
 from ._session.targets import Target, transport_for
-from ._session.toolcalls import ToolCalls
-from ._session.tools import ToolBook
 from ._version import __version__
 from ._versions import at_least
 from .cancel import CancelToken
 from .exceptions import TransportClosed
 from .handlers import LogMessage, RootsSource
-from .subscriptions import Subscription, Subscriptions, UpdateCallback
+from .subscriptions import Subscription, UpdateCallback
 from .tasks import Task, TaskInfo, call_as_task, list_tasks
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
@@ -87,6 +77,8 @@ class Client:
         timeout: the default per-request timeout in seconds, for every call given
             ``timeout=None`` (the transport's own default otherwise: 30 s unless it was
             built with another).
+        after_fork: a forked child's first call opens a new connection (``"reconnect"``) or raises
+            ForkedError (``"raise"``), never touching the parent's; see ``docs/deploying.md``.
 
     Handlers run on worker threads, never on the reader thread, and may call
     the client; the same handlers serve legacy servers' requests and modern
@@ -119,6 +111,7 @@ class Client:
         tasks: bool = False,
         max_input_rounds: int = _mrtr.DEFAULT_MAX_ROUNDS,
         timeout: Optional[float] = None,
+        after_fork: str = "reconnect",
     ) -> None:
         if timeout is not None:
             transport.timeout = timeout
@@ -137,23 +130,25 @@ class Client:
         self.tasks = tasks
         self.max_input_rounds = max_input_rounds
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
-        # The parts below hold the client only weakly (the responder) or not at all: a client
-        # nobody holds must stay collectable at once.
-        self._handshake = Handshake(client_info=self.client_info)
-        self._session = session = Session(
-            transport, Responder(cast("Client", weakref.proxy(self))),
-            client_info=self.client_info if send_client_info else None, max_input_rounds=max_input_rounds,
-            log_level=log_level, renew=self._handshake.renew)
-        self._router = NotificationRouter(transport.name, self.server_log)
-        self._subs = Subscriptions(session)
-        self._streams = Streams(session, self._subs)
-        self._handshake.after_renewal(self._streams.restore)
-        tools = ToolBook(transport.name)
-        self._lists = Lists(session, tools)
-        self._inbound = Inbound(self, session, self._router, self._subs, self._lists.cache)
-        self._tool_calls = ToolCalls(session, tools, self._lists)
-        self._skills = Skills(session, self._lists)
+        self.after_fork = _fork.check_after_fork(after_fork)
+        self._assemble(transport, log_level, NotificationRouter(transport.name, self.server_log))
+        _fork.watch(self, "_after_fork_in_child")
+
+    def _assemble(self, transport: Transport, log_level: Optional[str], router: NotificationRouter) -> None:
+        (self._handshake, self._session, self._router, self._subs, self._streams, self._lists, self._inbound,
+         self._tool_calls, self._skills) = _lifecycle.build(self, transport, log_level, router)
         self._connect_lock = threading.Lock()
+
+    def _after_fork_in_child(self) -> None:
+        """In a forked child: new parts around a copy of the transport (see :mod:`mcpsync._lifecycle`)."""
+        old = self._session
+        if not old.closed:
+            self._assemble(_lifecycle.child_transport(old.transport), old.log_level, self._router.inherited())
+            self._session.first_use = _lifecycle.forked_first_use(self, _fork.parent_pid) if old.ready else None
+
+    def __reduce__(self) -> Any:
+        """Pickles as its transport's settings, options and handlers; unpickled, its first call connects."""
+        return (_unpickle, (type(self), self.transport, _lifecycle.pickled_options(self, self._session.log_level)))
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._session.closed else "not connected")
@@ -570,6 +565,12 @@ class Client:
         session.require("logging", what="set the log level")
         session.call("logging/setLevel", {"level": level}, call_options(timeout, cancel))
         session.log_level = level  # restored if an HTTP session has to be renewed
+
+def _unpickle(cls: Any, transport: Transport, options: Dict[str, Any]) -> Client:
+    client: Client = cls(transport, **options)
+    client._session.first_use = _lifecycle.connector(client)  # noqa: SLF001 the client's own unpickler
+    return client
+
 
 def connect(target: Target, **options: Any) -> Client:
     """Start or reach a server and return a connected :class:`Client`.

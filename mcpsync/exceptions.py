@@ -44,6 +44,7 @@ __all__ = [
     "ConfigError",
     "ConnectError",
     "CrossOriginRedirect",
+    "ForkedError",
     "HTTPStatusError",
     "MCPError",
     "MCPSyncError",
@@ -100,6 +101,19 @@ class TransportClosed(TransportError):
 
     def __reduce__(self) -> Any:
         return (_rebuild_closed, (str(self), self.returncode, self.stderr_tail))
+
+
+class ForkedError(TransportClosed):
+    """A client or manager built with ``after_fork="raise"`` was used in a forked child.
+
+    The connection it holds belongs to the parent process: the child never writes to it,
+    and with ``after_fork="raise"`` it does not open one of its own either. Build a new
+    client in the child (or call its ``connect()``, which opens one for this process), or
+    drop ``after_fork="raise"`` to have the first use reconnect by itself.
+    """
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self),))
 
 
 def _rebuild_closed(message: str, returncode: Optional[int], tail: Sequence[str]) -> TransportClosed:

@@ -7,17 +7,14 @@
     with mcpsync.Manager.discover() as manager:      # read the usual config files, connect all
         for tool in manager.tools():
             print(tool.qualified_name, "-", tool.tool.description)
-        result = manager.call_tool("mcp_files_read_file", {"path": "README.md"})
-        print(result.text)
+        print(manager.call_tool("mcp_files_read_file", {"path": "README.md"}).text)
 
-Startup never waits for the slowest server: :meth:`Manager.connect_all` waits
-at most ``startup_timeout``; servers still starting then serve their cached
-tools (from the last run) as *deferred* tools, or, without a cache entry, add
-their tools when they are ready. Calling a deferred tool waits for its server.
+Startup never waits for the slowest server: :meth:`Manager.connect_all` waits at most
+``startup_timeout``; servers still starting then serve their cached tools (from the last run)
+as *deferred* tools (calling one waits for its server), or add their tools when ready.
 
-This module is the registry and the router; its parts live in :mod:`mcpsync._fleet`:
-one server's state machine (``server``), the tool index (``index``), the scheduler
-threads, the tools cache and qualified names.
+This module is the registry and the router; its parts (one server's state machine, the tool
+index, the scheduler, the tools cache, qualified names) live in :mod:`mcpsync._fleet`.
 """
 
 from __future__ import annotations
@@ -31,6 +28,7 @@ import time
 import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
+from . import _fork
 from ._fleet.index import ManagedTool, ToolIndex
 from ._fleet.scheduler import Scheduler
 from ._fleet.server import (
@@ -41,9 +39,10 @@ from ._rpc.engine import DEFAULT_TIMEOUT
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session.callbacks import PROGRESS_SIGNATURE, check_callback
 from .cancel import CancelToken
+from ._lifecycle import manager_refused, require_picklable
 from .client import Client
 from .config import Config, ServerConfig, TrustProject, discover, load, parse_server
-from .exceptions import ConfigError, TransportClosed, UnknownServerError, UnknownToolError
+from .exceptions import ConfigError, ForkedError, TransportClosed, UnknownServerError, UnknownToolError
 from .types import CallToolResult, Tool
 
 __all__ = ["ManagedTool", "Manager", "ReconnectPolicy", "ServerStatus"]
@@ -80,6 +79,9 @@ class Manager:
         client_options: options for every server's :class:`~mcpsync.Client` (``roots``,
             ``sampling_handler``, ``elicitation_handler``, ``logging_handler``, ``client_info``).
         environ: the variables for ``${VAR}`` expansion (default ``os.environ``).
+        after_fork: in a forked child, a manager started in the parent starts its servers anew on
+            first use (``"reconnect"``) or raises ForkedError then (``"raise"``); the parent's servers
+            are never touched. Pickled, it carries its config and settings and starts on first use.
 
     A config from :meth:`discover` may hold entries of project files the user has not
     trusted (``ServerConfig.trusted`` False): they are listed with state ``untrusted``,
@@ -101,25 +103,35 @@ class Manager:
         on_tools_changed: Optional[ToolsChanged] = None,
         client_options: Optional[Mapping[str, Any]] = None,
         environ: Optional[Mapping[str, str]] = None,
+        after_fork: str = "reconnect",
     ) -> None:
         check_callback(on_tools_changed, "on_tools_changed", "(server_name)")
-        self.config = load(config, environ=environ) if config is not None else Config()
-        self.on_tools_changed = on_tools_changed
-        self._environ = environ
+        settings: Dict[str, Any] = {
+            "cache": cache, "reconnect": reconnect, "timeout": timeout, "max_parallel": max_parallel,
+            "on_tools_changed": on_tools_changed, "client_options": dict(client_options or {}),
+            "environ": environ, "after_fork": _fork.check_after_fork(after_fork)}
+        self._setup(load(config, environ=environ) if config is not None else Config(), settings, None)
+        _fork.watch(self, "_after_fork_in_child")
+
+    def _setup(self, config: Config, settings: Dict[str, Any],
+               servers: Optional[Dict[str, Optional[ServerConfig]]]) -> None:
+        """Build the manager's state from its settings; ``servers`` (name -> config, in order) is the set of
+        servers to manage when it differs from ``config``'s (after add_server/remove_server)."""
+        self.config = config
+        self._settings = settings
+        self.on_tools_changed: Optional[ToolsChanged] = settings["on_tools_changed"]
+        self._environ: Optional[Mapping[str, str]] = settings["environ"]
         self._cond = threading.Condition(threading.RLock())
-        self._scheduler = Scheduler("mcpsync-manager", max_parallel)
+        self._scheduler = Scheduler("mcpsync-manager", settings["max_parallel"])
+        reconnect, cache, timeout = settings["reconnect"], settings["cache"], settings["timeout"]
         if isinstance(reconnect, ReconnectPolicy):
             self._policy = reconnect
         else:
             self._policy = ReconnectPolicy(enabled=bool(reconnect))
-        if cache is True:
-            self.cache: Optional[ToolCache] = ToolCache()
-        elif cache is False or cache is None:
-            self.cache = None
-        else:
-            self.cache = ToolCache(cache)
+        self.cache: Optional[ToolCache] = (ToolCache() if cache is True else None if cache is False or cache is None
+                                           else ToolCache(cache))
         self._timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-        self._client_options = dict(client_options or {})
+        self._client_options: Dict[str, Any] = settings["client_options"]
         self._servers: Dict[str, ManagedServer] = {}
         self._index = ToolIndex()
         # What each ManagedServer may use of the manager: nothing else of it.
@@ -128,13 +140,41 @@ class Manager:
                           tools_fetched=self._tools_fetched, server_failed=self._server_failed)
         self._started = False
         self._closed = False
+        self._pending: Optional[str] = None  # after fork or unpickling: how the first use starts the servers
         _live.add(self)
-        for name in self.config.names:
-            server_config = self.config.servers.get(name)
+        wanted = servers if servers is not None else {name: self.config.servers.get(name) for name in self.config.names}
+        for name, server_config in wanted.items():
             if server_config is not None and not server_config.enabled:
                 continue
             self._servers[name] = ManagedServer(self._host, name, server_config, self.config.errors.get(name),
                                                 self._timeout)
+
+    def _after_fork_in_child(self) -> None:
+        """In a forked child (see :mod:`mcpsync._fork`): rebuilt from its settings with the same servers (the
+        inherited clients turn inert by themselves); if it was started, its first use starts them here."""
+        if self._closed:
+            return
+        started, inherited = self._started, self._servers  # kept: their clients are made inert by their own hooks
+        self._setup(self.config, self._settings, {name: server.config for name, server in inherited.items()})
+        self._inherited = inherited
+        if started:
+            self._pending = self._settings["after_fork"]
+
+    def __reduce__(self) -> Any:
+        """Pickles as its config, settings and servers (TypeError naming a handler that cannot be pickled);
+        unpickled, its first use starts the servers if this manager was started."""
+        with self._cond:
+            servers = {name: server.config for name, server in self._servers.items()}
+            started = self._started and not self._closed
+        for name, value in [("on_tools_changed", self.on_tools_changed), *self._client_options.items()]:
+            require_picklable("manager", name, value)
+        return (_unpickle, (type(self), self.config, self._settings, servers, started))
+
+    def _resume(self) -> None:
+        """The first use after fork or unpickling: start the servers as the original manager had."""
+        if self._pending == "raise":
+            raise ForkedError(manager_refused())
+        self.connect_all()
 
     @classmethod
     def discover(cls, cwd: Union[str, "os.PathLike[str]", None] = None, *, project: bool = True,
@@ -204,6 +244,7 @@ class Manager:
         with self._cond:
             self._check_open()
             self._started = True
+            self._pending = None
             started = [server for server in self._servers.values() if server.start_locked()]
             while any(server.state == CONNECTING for server in started):
                 remaining = deadline - time.monotonic()
@@ -271,6 +312,8 @@ class Manager:
         Raises:
             UnknownServerError: ``server`` is not configured.
         """
+        if self._pending is not None:
+            self._resume()
         with self._cond:
             if server is not None:
                 self._server_locked(server)
@@ -284,6 +327,8 @@ class Manager:
         Raises:
             UnknownToolError: no tool has that name (now).
         """
+        if self._pending is not None:
+            self._resume()
         with self._cond:
             found = self._index.get(qualified_name)
         if found is None:
@@ -338,6 +383,8 @@ class Manager:
             UnknownServerError, ServerNotConnected, RequestTimeout: no such server; it failed
                 or was closed; it did not connect within ``timeout``.
         """
+        if self._pending is not None:
+            self._resume()
         with self._cond:
             server = self._server_locked(name)
         budget = server.timeout if timeout is None else timeout
@@ -530,6 +577,16 @@ class Manager:
     def _check_open(self) -> None:
         if self._closed:
             raise TransportClosed("Transport closed: the manager is closed; make a new one")
+
+
+def _unpickle(cls: Any, config: Config, settings: Dict[str, Any], servers: Dict[str, Optional[ServerConfig]],
+              started: bool) -> Manager:
+    manager: Manager = cls.__new__(cls)
+    manager._setup(config, settings, servers)  # noqa: SLF001 the manager's own unpickler
+    _fork.watch(manager, "_after_fork_in_child")
+    if started:
+        manager._pending = "reconnect"  # noqa: SLF001 likewise
+    return manager
 
 
 def _close_all_at_exit() -> None:

@@ -40,6 +40,8 @@ def test_all_is_pinned():
         "CrossOriginRedirect",
         # skills (issue 14)
         "LoadedSkill", "Skill", "SkillContent", "SkillFile", "SkillVerificationError", "UnknownSkillError",
+        # fork safety and pickling (issue 12)
+        "ForkedError",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"

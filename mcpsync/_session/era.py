@@ -26,6 +26,7 @@ import time
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 from urllib.parse import urlsplit
 
+from .. import _fork
 from .._rpc.jsonrpc import METHOD_NOT_FOUND, JSONObject
 from .._versions import (
     ALL_VERSIONS, LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, best_common,
@@ -68,6 +69,11 @@ class EraCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._eras: Dict[Hashable, str] = {}
+        _fork.watch(self, "_new_lock")
+
+    def _new_lock(self) -> None:
+        """In a forked child: a thread that held the lock at the fork does not exist there."""
+        self._lock = threading.Lock()
 
     def get(self, key: Optional[Hashable]) -> Optional[str]:
         if key is None:

@@ -51,12 +51,18 @@ LIST_CHANGED = {
 class NotificationRouter:
     """One client's notification handlers and their delivery. Thread-safe."""
 
-    def __init__(self, name: str, server_log: logging.Logger) -> None:
+    def __init__(self, name: str, server_log: logging.Logger,
+                 handlers: Optional[Dict[str, List[NotificationHandler]]] = None) -> None:
         self._name = name
         self._server_log = server_log
         self._lock = threading.Lock()
-        self._handlers: Dict[str, List[NotificationHandler]] = {}
+        self._handlers: Dict[str, List[NotificationHandler]] = handlers or {}
         self._live = False
+
+    def inherited(self) -> "NotificationRouter":
+        """In a forked child: a new router with this one's handlers (its lock may be held by a
+        thread that does not exist there, so it is not taken; nothing else runs during the fork hook)."""
+        return NotificationRouter(self._name, self._server_log, dict(self._handlers))
 
     def __bool__(self) -> bool:
         with self._lock:

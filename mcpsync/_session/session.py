@@ -126,6 +126,9 @@ class Session:
         self.header_routing = False  # modern Streamable HTTP: tools' x-mcp-header values go into headers
         self._renew_lock = threading.Lock()
         self._generation = 0
+        #: Run by the first call on a session not yet connected, instead of raising "not connected":
+        #: set for a client unpickled or inherited across fork (it connects, or raises ForkedError).
+        self.first_use: Optional[Callable[[], None]] = None
 
     # -- the narrow interface (SessionHandle) ----------------------------------------------------
 
@@ -161,10 +164,20 @@ class Session:
             ProtocolError: a modern server answered with a result type that is not valid here.
         """
         if not self.ready:
-            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
+            self._first_use()
         if self.modern:
             return self._modern_call(method, params, extension, options)
         return self.legacy_call(method, params, options)
+
+    def _first_use(self) -> None:
+        """A call before the session is connected: run :attr:`first_use` (which connects it or raises),
+        or raise "not connected"."""
+        first_use = self.first_use
+        if first_use is None or self.closed:
+            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
+        first_use()
+        if not self.ready:
+            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
 
     # -- the pipeline ----------------------------------------------------------------------------
 
@@ -267,7 +280,7 @@ class Session:
             CapabilityError: the server does not offer it (never raised for a server that would not say).
         """
         if not self.ready:
-            raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
+            self._first_use()
         if not self.capabilities_known:
             return  # a modern server that would not describe itself: let it answer for itself
         offered = self.server_capabilities.get(capability)

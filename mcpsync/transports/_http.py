@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import pickle
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional
@@ -25,7 +26,7 @@ from .._rpc.workers import JobQueue
 from ..cancel import CancelToken
 from ..exceptions import MCPSyncError, ProtocolError, RequestTimeout, TransportError
 from ._http_io import DEFAULT_MAX_MESSAGE_SIZE, iter_chunks, translate
-from ._http_session import Exchange, check_verify, new_session
+from ._http_session import Exchange, check_verify, drop_inherited, new_session
 from ._sse import SSEEvent, SSEParser, message_data
 from ._urls import default_name
 from .base import Transport
@@ -143,6 +144,37 @@ class HTTPTransportBase(Transport):
             self._jobs.stop(self.shutdown_timeout)
         if self._session is not None:
             self._session.close()
+
+    def settings(self) -> Dict[str, Any]:
+        """The URL, headers, auth object, TLS and proxy settings and timeouts (see :meth:`Transport.settings`).
+
+        A ``token=`` given when it was built is among the headers (``Authorization``); an auth
+        object is included as it is, so it pickles the way its own class allows.
+        """
+        return {**self._options, "url": self.url, "headers": dict(self.headers), "timeout": self.timeout}
+
+    def __reduce__(self) -> Any:
+        """Pickles as its :meth:`settings`; an auth object that cannot be pickled is named in the TypeError."""
+        if self.auth is not None:
+            try:
+                pickle.dumps(self.auth)
+            except Exception as exc:
+                raise TypeError(
+                    f"Cannot pickle {type(self).__name__} {self.name!r}: its auth object {type(self.auth).__name__} "
+                    f"cannot be pickled ({exc}). Build the client in the worker process instead") from exc
+        return super().__reduce__()
+
+    def _release_inherited(self) -> None:
+        """In a forked child: the pooled connections and the HTTP session are the parent's. Close
+        this process's copies of the idle pooled sockets (never shutting them down, which would cut
+        the parent's), drop the pool and the dead threads' objects, and send nothing (no DELETE)."""
+        session, self._session = self._session, None
+        if session is not None:
+            drop_inherited(session)
+        self._jobs = None
+        self._lock = threading.Lock()
+        self._exchanges = {}
+        self._requests = {}
 
     def _before_shutdown(self, cause: Optional[BaseException]) -> None:
         """Subclass hook, before in-flight exchanges are aborted (e.g. send DELETE)."""

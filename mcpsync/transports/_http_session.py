@@ -17,18 +17,41 @@ import threading
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
 from urllib.parse import urljoin
 
+from .. import _fork
 from .._version import __version__
 from ._urls import display_url, origin, origin_text, same_origin, strictly_same_origin
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
 
-__all__ = ["REDIRECT_BODY_LIMIT", "Exchange", "check_verify", "current_exchange", "new_session", "prepared_url", "redirect_url"]
+__all__ = ["REDIRECT_BODY_LIMIT", "Exchange", "check_verify", "current_exchange", "drop_inherited", "new_session", "prepared_url", "redirect_url"]
 
 log = logging.getLogger("mcpsync.transport.http")
 
 _owner_lock = threading.Lock()
 _local = threading.local()
+
+
+def _new_owner_lock() -> None:
+    """In a forked child: the lock may have been held by a thread that does not exist there."""
+    global _owner_lock
+    _owner_lock = threading.Lock()
+
+
+_fork.on_child(_new_owner_lock)
+
+
+def drop_inherited(session: Any) -> None:
+    """In a forked child: let go of an HTTP session's pooled connections without using them.
+
+    Each adapter of ours closes this process's copies of its idle sockets (no shutdown, so the
+    parent's connections stay up) and forgets its pools; no lock a parent thread may have held
+    is taken. Sockets of exchanges that were in flight are left to the garbage collector.
+    """
+    for adapter in list(getattr(session, "adapters", {}).values()):
+        drop = getattr(adapter, "drop_inherited", None)
+        if callable(drop):
+            drop()
 
 
 class Exchange:
@@ -216,6 +239,20 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
                     self._targets.clear()
                 self._targets[key] = target
             return target
+
+        def drop_inherited(self) -> None:
+            """See :func:`drop_inherited`: this adapter's part, reading the pools' queues directly."""
+            remembered = list(self._pools.values())
+            self._pools = {}
+            self._targets = {}
+            for pool in remembered:
+                for conn in list(getattr(getattr(pool, "pool", None), "queue", None) or ()):
+                    sock, conn.sock = getattr(conn, "sock", None), None
+                    if sock is not None:
+                        try:
+                            sock.close()  # this process's descriptor only: the parent's stays open
+                        except OSError:
+                            pass
 
         def close(self) -> None:
             remembered = list(self._pools.values())

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, Mapping, Optional
+from typing import IO, Any, Dict, List, Mapping, Optional
 
 IS_WINDOWS = sys.platform == "win32"
 
@@ -133,3 +133,19 @@ def terminate(proc: "subprocess.Popen[bytes]", grace: float) -> None:
     if proc.returncode is None:
         proc.kill()
         proc.wait()
+
+
+def close_copy(stream: "Optional[IO[bytes]]") -> None:
+    """Close this process's descriptor of a pipe inherited across fork, touching nothing else.
+
+    The file object's buffer lock may be held by a thread of the parent that does not exist
+    in the child, so the raw file under it is closed instead: that takes no lock, flushes
+    nothing, and leaves the buffered object closed (its garbage collection does nothing).
+    """
+    if stream is None:
+        return
+    raw: Any = getattr(stream, "raw", stream)
+    try:
+        raw.close()
+    except (OSError, ValueError):
+        pass

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import abc
 import logging
+import os
 import re
 import threading
 import warnings
 import weakref
-from typing import Any, Callable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from .. import _fork
 
 from .._rpc.engine import DEFAULT_TIMEOUT, Engine, RequestHandler
 from .._rpc.jsonrpc import JSONObject, RequestId
@@ -22,7 +25,7 @@ from .._rpc.options import DEFAULT_OPTIONS, CallOptions
 from .._rpc.wire import CallWire, SendCancelled, Wire
 from .._versions import is_modern
 from ..cancel import CancelToken
-from ..exceptions import TransportClosed
+from ..exceptions import ForkedError, TransportClosed
 
 log = logging.getLogger("mcpsync.transport")
 
@@ -95,6 +98,9 @@ class Transport(abc.ABC):
         self._closing = False
         self._released = threading.Event()  # set once a close has released everything
         self._close_message = "Transport closed"  # what later calls are told (see _closed_error)
+        self._inherited_from: Optional[int] = None  # in a forked child: the pid whose connection this is
+        self._opened_in: Optional[int] = None  # the pid that opened it (a fork the hook missed is caught by it)
+        _fork.watch(self, "_after_fork_in_child")
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._closing else "not connected")
@@ -129,14 +135,19 @@ class Transport(abc.ABC):
         Raises:
             ConnectError: the server could not be started or reached.
             TransportClosed: the transport was already closed.
+            ForkedError: the transport was opened in a parent process and inherited across
+                fork (see :meth:`replica` for a new one in this process).
         """
         with self._state_lock:
+            if self._inherited_from is not None:
+                raise self._inherited_error()
             if self._closing or self._engine.closed:
                 raise self._engine.closed_error()
             if self._started:
                 return
             self._open()
             self._started = True
+            self._opened_in = os.getpid()
 
     def request(self, method: str, params: Optional[JSONObject] = None,
                 options: Optional[CallOptions] = None, **changes: Any) -> Any:
@@ -147,7 +158,7 @@ class Transport(abc.ABC):
         for code that drives a transport directly.
         """
         if not self._started:
-            raise TransportClosed("Transport closed: not connected (call open() first)")
+            raise self._not_open_error()
         if changes:
             options = (options or DEFAULT_OPTIONS)._replace(**changes)
         return self._engine.request(method, params, options or DEFAULT_OPTIONS)
@@ -160,7 +171,7 @@ class Transport(abc.ABC):
             RequestTimeout: the server did not take it in time.
         """
         if not self._started:
-            raise TransportClosed("Transport closed: not connected (call open() first)")
+            raise self._not_open_error()
         self._engine.notify(method, params)
 
     def set_request_handler(self, handler: Optional[RequestHandler]) -> None:
@@ -230,8 +241,13 @@ class Transport(abc.ABC):
     def close(self) -> None:
         """Close the connection: fail pending calls, release resources, call ``on_close`` once.
 
-        Idempotent, safe from any thread, and bounded in time.
+        Idempotent, safe from any thread, and bounded in time. In a process that did not open
+        the transport (a fork child), it only lets go of this process's copies (see
+        :meth:`_after_fork_in_child`): the parent's server and session are left alone.
         """
+        if self._opened_in is not None and self._opened_in != os.getpid() and self._inherited_from is None:
+            self._after_fork_in_child()  # a fork that skipped the at-fork hooks (os.fork() never does)
+            return
         with self._state_lock:
             already = self._closing
             self._closing = True
@@ -241,6 +257,78 @@ class Transport(abc.ABC):
             # Closing elsewhere (the connection was lost, or another thread): return only
             # once its resources are released, so "after close()" means what it says.
             self._released.wait(30.0)
+
+    # -- settings, pickling and fork --------------------------------------------------------
+
+    def settings(self) -> Optional[Dict[str, Any]]:
+        """The keyword arguments that build a new, unopened copy of this transport, or None.
+
+        ``type(self)(**transport.settings())`` is that copy: same server, options and
+        timeouts, nothing of the connection (no process, socket, session id or token it
+        obtained). The stdio and HTTP transports have settings; the base class, the
+        memory transport and a subclass that does not override this have none.
+        """
+        return None
+
+    def replica(self) -> "Transport":
+        """A new, unopened transport with this one's :meth:`settings` (used after fork and unpickling).
+
+        Raises:
+            TypeError: this transport has no settings to rebuild it from.
+        """
+        copy: Transport = _rebuild_transport(type(self), self._required_settings("copied"))
+        return copy
+
+    def __reduce__(self) -> Any:
+        """A transport pickles as its :meth:`settings`; it is unpickled unopened.
+
+        Raises:
+            TypeError: it has none (a memory transport, a custom one without ``settings()``).
+        """
+        return (_rebuild_transport, (type(self), self._required_settings("pickled")))
+
+    def _required_settings(self, what: str) -> Dict[str, Any]:
+        settings = self.settings()
+        if settings is None:
+            raise TypeError(f"{type(self).__name__} {self.name!r} cannot be {what}: it has no settings() to rebuild "
+                            "it from. Build the client from a target (argv list, URL or config dict) instead, "
+                            "or give the transport class a settings() method")
+        return settings
+
+    def _after_fork_in_child(self) -> None:
+        """In a forked child (called by :mod:`mcpsync._fork`): leave the parent's connection alone.
+
+        A transport that was open (or opening, or closed) at the fork becomes inert here:
+        it never writes to the parent's pipes or sockets, never signals or waits for the
+        parent's server and never ends its HTTP session; its close, garbage collection and
+        exit hook do nothing more. Only the child's own copies of the file descriptors are
+        closed (:meth:`_release_inherited`). Later calls raise :class:`~mcpsync.ForkedError`.
+        A transport never opened stays usable in the child.
+        """
+        busy = self._state_lock.locked()  # a thread was opening or closing it at the fork
+        self._state_lock = threading.Lock()  # whoever held the old one does not exist here
+        if not (self._started or self._closing or busy):
+            return
+        self._inherited_from = _fork.parent_pid
+        self._started = False  # requests are refused; close() and __del__ have nothing to do
+        self._closing = True
+        self._release_inherited()
+
+    def _release_inherited(self) -> None:
+        """In a forked child: close this process's copies of the connection's descriptors, and
+        drop the dead threads' objects, taking none of the locks they may have held. Nothing here."""
+
+    def _inherited_error(self) -> ForkedError:
+        return ForkedError(
+            f"Transport closed: {type(self).__name__} {self.name!r} was opened by process {self._inherited_from} "
+            f"and inherited by this forked process ({os.getpid()}); its connection belongs to the parent and is "
+            "never used here. Use a Client (it reconnects by itself after fork) or transport.replica() for a "
+            "new transport in this process")
+
+    def _not_open_error(self) -> TransportClosed:
+        if self._inherited_from is not None:
+            return self._inherited_error()
+        return TransportClosed("Transport closed: not connected (call open() first)")
 
     # -- for subclasses -----------------------------------------------------------------
 
@@ -350,6 +438,11 @@ class Transport(abc.ABC):
     def _feed(self, message: Any) -> None:
         """Hand one decoded message to the engine (reader thread)."""
         self._engine.receive(message)
+
+
+def _rebuild_transport(cls: Any, settings: Dict[str, Any]) -> Any:
+    """Unpickle (or copy) a transport: ``cls(**settings)``, unopened."""
+    return cls(**settings)
 
 
 def close_unclosed(obj: Any) -> None:

@@ -67,6 +67,14 @@ class SSETransport(HTTPTransportBase):
         #: Set by Streamable HTTP when this transport is its fallback: the error its first POST got.
         self.fallback_from: Optional[HTTPStatusError] = None
 
+    def settings(self) -> Dict[str, Any]:
+        """The HTTP settings (see :meth:`HTTPTransportBase.settings`) and the endpoint timeout."""
+        return {**super().settings(), "endpoint_timeout": self.endpoint_timeout}
+
+    def _release_inherited(self) -> None:
+        super()._release_inherited()
+        self._reader = None
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     def _open(self) -> None:

@@ -90,6 +90,7 @@ class StdioTransport(Transport):
         self.inherit_env = inherit_env
         self.max_message_size = max_message_size
         self.shutdown_timeout = shutdown_timeout
+        self.max_workers = max_workers
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(self.name)}")
         self._proc: "Optional[subprocess.Popen[bytes]]" = None
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
@@ -120,6 +121,13 @@ class StdioTransport(Transport):
     def stderr_tail(self) -> List[str]:
         """The last lines (about 50) the server wrote to stderr."""
         return list(self._stderr_tail)
+
+    def settings(self) -> Dict[str, Any]:
+        """The command, arguments, environment, working directory and options (see :meth:`Transport.settings`)."""
+        return {"command": self.command, "args": list(self.args), "env": dict(self.env), "cwd": self.cwd,
+                "inherit_env": self.inherit_env, "name": self.name, "timeout": self.timeout,
+                "max_message_size": self.max_message_size, "shutdown_timeout": self.shutdown_timeout,
+                "max_workers": self.max_workers}
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -198,6 +206,20 @@ class StdioTransport(Transport):
         lines = f"{count} line that was" if count == 1 else f"{count} lines that were"
         return (f"It wrote {lines} not JSON-RPC on stdout (skipped), the first: {first}. An MCP stdio server "
                 "must write only JSON-RPC messages on stdout: make it send its banners and logs to stderr")
+
+    def _release_inherited(self) -> None:
+        """In a forked child: the server is the parent's. Close this process's copies of its three
+        pipes (so the server still sees end-of-file when the parent closes), never signal or wait
+        for it, and leave the exit hook nothing to end."""
+        _live.discard(self)
+        proc, self._proc = self._proc, None
+        self._reader = self._drain = self._watcher = None  # those threads did not survive the fork
+        if proc is None:
+            return
+        # Not this process's child: its Popen must neither warn about it nor wait for it when collected.
+        setattr(proc, "_child_created", False)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            _process.close_copy(stream)
 
     def _describe_close(self, cause: Optional[BaseException]) -> str:
         proc = self._proc

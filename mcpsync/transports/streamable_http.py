@@ -450,6 +450,19 @@ class StreamableHTTPTransport(HTTPTransportBase):
             log.info("[%s] Listener stream dropped: %s; reconnecting", self.name, self._translated(exc))
         return parser.events_seen > 0, parser
 
+    # -- settings and fork ------------------------------------------------------------------------
+
+    def settings(self) -> Dict[str, Any]:
+        """The HTTP settings (see :meth:`HTTPTransportBase.settings`) and this transport's own; never
+        the session id or protocol version it was given (a copy starts a session of its own)."""
+        return {**super().settings(), "resume_delay": self.resume_delay, "listener_backoff": self.listener_backoff,
+                "legacy_fallback": self.legacy_fallback, "endpoint_timeout": self.endpoint_timeout}
+
+    def _release_inherited(self) -> None:
+        super()._release_inherited()
+        self._listener = None
+        self._listener_exchange = None
+
     # -- closing ----------------------------------------------------------------------------------
 
     def _before_shutdown(self, cause: Optional[BaseException]) -> None:

@@ -56,7 +56,8 @@ Json = Dict[str, Any]
 
 
 class Record:
-    def __init__(self, method: str, path: str, headers: Dict[str, str], body: Any) -> None:
+    def __init__(self, method: str, path: str, headers: Dict[str, str], body: Any, peer: Any = None) -> None:
+        self.peer = peer  # the client's (host, port): one per TCP connection
         self.method = method
         self.path = path
         self.headers = headers
@@ -289,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def do_DELETE(self) -> None:
-        self.owner.record(Record("DELETE", self.path, self._headers(), None))
+        self.owner.record(Record("DELETE", self.path, self._headers(), None, self.client_address))
         if self._redirected("DELETE"):
             return
         self.owner.sessions.discard(self.headers.get("Mcp-Session-Id"))
@@ -298,7 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         owner = self.owner
         headers = self._headers()
-        owner.record(Record("GET", self.path, headers, None))
+        owner.record(Record("GET", self.path, headers, None, self.client_address))
         if self._redirected("GET"):
             return None
         if owner.legacy:
@@ -356,7 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.owner
         body = self._read_body()
         headers = self._headers()
-        owner.record(Record("POST", self.path, headers, body))
+        owner.record(Record("POST", self.path, headers, body, self.client_address))
         if self._redirected("POST"):
             return None
         if owner.status is not None:
