@@ -48,7 +48,7 @@ from ._grant import Grant, held_scopes, max_authorizations_from, union
 from ._tokens import TokenStore, client_key, server_key, tokens_key
 from ._urls import canonical_resource, same_origin
 
-__all__ = ["BearerAuth", "Grant", "max_authorizations_from"]
+__all__ = ["BearerAuth", "Grant"]
 
 log = logging.getLogger("mcpsync.auth")
 
@@ -59,8 +59,9 @@ class BearerAuth(requests.auth.AuthBase):
     """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`."""
 
     def __init__(self, server_url: Optional[str], *, store: TokenStore, scopes: Optional[Sequence[str]],
-                 verify: Any, http_timeout: float, max_authorizations: int, dpop: bool = False,
-                 issuer: Optional[str] = None) -> None:
+                 verify: Any, http_timeout: float, max_authorizations: int, max_step_ups: Optional[int] = None,
+                 dpop: bool = False, issuer: Optional[str] = None) -> None:
+        max_authorizations = max_authorizations_from(max_authorizations, max_step_ups)
         if max_authorizations < 1:
             raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
         IssuerBinding(issuer, None, "")  # a pinned issuer must be a safe URL (ValueError)

@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 from ..exceptions import AuthError
 from . import _jwt
-from ._bearer import BearerAuth, Grant, max_authorizations_from
+from ._bearer import BearerAuth, Grant
 from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
 from ._fetch import Fetcher
@@ -86,7 +86,8 @@ class ClientCredentials(BearerAuth):
         if private_key is not None:
             _jwt.require()
         super().__init__(server_url, store=store if store is not None else MemoryTokenStore(), scopes=scopes,
-                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop,
+                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations,
+                         max_step_ups=max_step_ups, dpop=dpop,
                          issuer=issuer)
         self.client_id = client_id
         self._secret = client_secret

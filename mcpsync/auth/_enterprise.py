@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from ..exceptions import AuthError
 from ._assertions import TokenSource
-from ._bearer import BearerAuth, Grant, max_authorizations_from
+from ._bearer import BearerAuth, Grant
 from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
 from ._errors import server_error
@@ -142,7 +142,7 @@ class EnterpriseAuth(BearerAuth):
             raise ValueError(str(exc)) from exc
         super().__init__(server_url, store=store if store is not None else MemoryTokenStore(), scopes=scopes,
                          verify=verify, http_timeout=timeout,
-                         max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop,
+                         max_authorizations=max_authorizations, max_step_ups=max_step_ups, dpop=dpop,
                          issuer=issuer)
         self.client_id = client_id
         self._secret = client_secret

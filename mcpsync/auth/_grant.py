@@ -73,7 +73,8 @@ def max_authorizations_from(max_authorizations: int, max_step_ups: Optional[int]
     if max_step_ups is None:
         return max_authorizations
     warnings.warn("max_step_ups is deprecated: use max_authorizations (it counts the first authorization too, "
-                  "so max_step_ups=n is max_authorizations=n+1)", DeprecationWarning, stacklevel=3)
+                  "so max_step_ups=n is max_authorizations=n+1)",
+                  DeprecationWarning, stacklevel=4)  # points at the code that built the auth object
     return max_step_ups + 1
 
 

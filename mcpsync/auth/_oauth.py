@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from ..exceptions import AuthError
-from ._bearer import BearerAuth, Grant, max_authorizations_from
+from ._bearer import BearerAuth, Grant
 from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
 from ._errors import redact
@@ -120,7 +120,8 @@ class OAuth(BearerAuth):
         if redirect_uri is not None:
             check_url(redirect_uri, "redirect URI")
         super().__init__(server_url, store=store if store is not None else FileTokenStore(), scopes=scopes,
-                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop,
+                         verify=verify, http_timeout=timeout, max_authorizations=max_authorizations,
+                         max_step_ups=max_step_ups, dpop=dpop,
                          issuer=issuer)
         self.client_id = client_id
         self.client_secret = client_secret

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 from ._assertions import TokenSource
-from ._bearer import BearerAuth, Grant, max_authorizations_from
+from ._bearer import BearerAuth, Grant
 from ._discovery import AuthServer, Discovery
 from ._fetch import Fetcher
 from ._grants import TokenEndpoint
@@ -89,7 +89,7 @@ class WorkloadIdentity(BearerAuth):
             raise ValueError("client_secret needs client_id")
         super().__init__(server_url, store=store if store is not None else MemoryTokenStore(), scopes=scopes,
                          verify=verify, http_timeout=timeout,
-                         max_authorizations=max_authorizations_from(max_authorizations, max_step_ups), dpop=dpop,
+                         max_authorizations=max_authorizations, max_step_ups=max_step_ups, dpop=dpop,
                          issuer=issuer)
         self._source_name = str(token_file) if token_file is not None else "a token callable"
         if token_file is not None:
