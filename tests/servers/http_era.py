@@ -15,6 +15,10 @@ Modes
                                   changed, and later ones until tools/list is called again
                   naïve tool      its name comes back (Mcp-Name must be base64-encoded)
                   block           SSE: an event, then nothing until the client closes the stream
+                  flaky           the first call: SSE with one event that has an ``id:``, then the
+                                  connection is cut before the response; later calls answer
+                                  "answered on try N"
+                  broken          every call's stream is cut that way
                 subscriptions/listen: the first stream is acknowledged and then cut; later ones are
                 acknowledged, send one resources/updated, and stay open until the client closes them
               an unknown method gets 404 -32601; GET and DELETE get 405
@@ -74,6 +78,7 @@ class EraHTTPServer:
         self.relisted = False
         self.route_calls = 0
         self.listens = 0
+        self.flaky_calls = 0
         self.stream_closed = threading.Event()
         self._sockets: List[socket.socket] = []
         self._threads: List[threading.Thread] = []
@@ -232,6 +237,13 @@ class _Handler(BaseHTTPRequestHandler):
             return ok({"content": [{"type": "text", "text": f"routed to {arguments.get('region')}"}]})
         if name == "block":
             return self.block(rid)
+        if name in ("flaky", "broken"):
+            with owner.cond:
+                owner.flaky_calls += 1
+                tries = owner.flaky_calls
+            if name == "broken" or tries == 1:
+                return self.cut(rid)
+            return ok({"content": [{"type": "text", "text": f"answered on try {tries}"}]})
         text = name if name == "naïve tool" else str(arguments.get("text"))
         ok({"content": [{"type": "text", "text": text}]})
 
@@ -263,6 +275,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.event({"jsonrpc": "2.0", "method": "notifications/resources/updated",
                     "params": {"uri": uris[0], "_meta": meta}})
         self.wait_for_close()
+
+    def cut(self, rid: Any) -> None:
+        """An SSE stream with one event carrying an id (resumable, were this legacy), then cut."""
+        self.stream()
+        data = (b"id: ev-1\nretry: 10\ndata: " + json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": f"working on {rid}"}}).encode() + b"\n\n")
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def block(self, rid: Any) -> None:
         self.stream()

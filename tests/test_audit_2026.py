@@ -1,0 +1,83 @@
+"""The 2026-07-28 changelog, point by point, against scripted peers (issue 14, item 7).
+
+The stdio peer is ``tests/servers/era_scripted.py``; the HTTP peer ``tests/servers/http_era.py``.
+Points already covered elsewhere are named in the report of the audit, with their tests.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator, List
+
+import pytest
+
+import mcpsync
+from mcpsync import ElicitResult, ProtocolError, StreamBroken
+
+from .conftest import server_argv
+
+MODERN = "2026-07-28"
+
+
+@pytest.fixture
+def era_http() -> Iterator[Any]:
+    sys.path.insert(0, str(Path(__file__).parent / "servers"))
+    from http_era import EraHTTPServer
+
+    servers: List[Any] = []
+
+    def make(mode: str) -> Any:
+        server = EraHTTPServer(mode).start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+# -- no SSE resumption in 2026: a broken stream means the request is sent again, with a new id -----------
+
+
+def test_a_broken_modern_stream_is_sent_again_with_a_new_id_not_resumed(era_http):
+    server = era_http("modern")
+    with mcpsync.connect(server.url()) as client:
+        assert client.protocol_version == MODERN
+        assert client.call_tool("flaky", timeout=10).text == "answered on try 2"
+    calls = server.calls("tools/call")
+    assert len(calls) == 2 and calls[0].body["id"] != calls[1].body["id"]
+    assert calls[0].body["params"] == calls[1].body["params"]  # the same request, _meta and all
+    assert "last-event-id" not in calls[1].headers
+    assert not [r for r in server.calls() if r.method == "GET"]  # the stream had an id: still no resume
+
+
+def test_a_modern_stream_that_breaks_again_raises_stream_broken_after_two_requests(era_http):
+    server = era_http("modern")
+    with mcpsync.connect(server.url()) as client:
+        with pytest.raises(StreamBroken, match="broke twice") as raised:
+            client.call_tool("broken", timeout=10)
+        assert isinstance(raised.value, ProtocolError)
+        assert client.call_tool("echo", {"text": "goes on"}).text == "goes on"
+    calls = server.calls("tools/call")
+    assert [c.body["params"]["name"] for c in calls] == ["broken", "broken", "echo"]
+    assert len({c.body["id"] for c in calls}) == 3
+    assert not [r for r in server.calls() if r.method == "GET"]
+
+
+# -- URL-mode elicitation: correlated by requestState, with no elicitationId -----------------------------
+
+
+def test_url_mode_elicitation_in_2026_is_answered_and_the_retry_carries_the_request_state():
+    asked: List[Any] = []
+
+    def elicit(params):
+        asked.append((params.mode, params.url, params.elicitation_id, params.message))
+        return ElicitResult.accept()
+
+    argv = server_argv("era_scripted.py", "modern")
+    with mcpsync.connect(argv, timeout=10, elicitation_handler=elicit, elicitation_modes=("form", "url")) as client:
+        result = json.loads(client.call_tool("url_login").text)
+    assert asked == [("url", "https://login.example.com/start?x=1", None, "Sign in")]
+    assert result == {"state": "login-7", "answers": {"login": {"action": "accept"}}}
