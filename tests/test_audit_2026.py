@@ -16,6 +16,7 @@ import pytest
 import mcpsync
 from mcpsync import ElicitResult, ProtocolError, StreamBroken
 
+from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
 from .conftest import server_argv
 
 MODERN = "2026-07-28"
@@ -81,3 +82,31 @@ def test_url_mode_elicitation_in_2026_is_answered_and_the_retry_carries_the_requ
         result = json.loads(client.call_tool("url_login").text)
     assert asked == [("url", "https://login.example.com/start?x=1", None, "Sign in")]
     assert result == {"state": "login-7", "answers": {"login": {"action": "accept"}}}
+
+
+# -- application_type in dynamic client registration ---------------------------------------------------------
+
+
+def test_a_web_application_registers_as_web_and_a_local_one_as_native(stack):
+    redirect = "https://app.example.com/oauth/callback"
+    with stack.connect(stack.oauth(redirect_uri=redirect)) as client:
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+    [registration] = stack.authorization.find("register")
+    assert registration["params"]["application_type"] == "web"
+    assert registration["params"]["redirect_uris"] == [redirect]
+
+
+@pytest.mark.parametrize("uris, kind", [
+    (["http://127.0.0.1:4711/callback"], "native"),
+    (["https://localhost:8443/cb"], "native"),
+    (["https://dev.localhost/cb"], "native"),
+    (["https://[::1]:8443/cb"], "native"),
+    (["com.example.app:/oauth2redirect"], "native"),
+    (["https://app.example.com/cb"], "web"),
+    (["https://app.example.com/cb", "http://127.0.0.1/cb"], "native"),  # a local one among them
+    ([], "native"),
+])
+def test_the_application_type_follows_the_redirect_uris(uris, kind):
+    from mcpsync.auth._registration import application_type
+
+    assert application_type(uris) == kind
