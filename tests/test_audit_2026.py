@@ -110,3 +110,22 @@ def test_the_application_type_follows_the_redirect_uris(uris, kind):
     from mcpsync.auth._registration import application_type
 
     assert application_type(uris) == kind
+
+
+# -- Mcp-Name and Mcp-Param-* on every round of a multi round-trip call --------------------------------------
+
+
+def test_a_multi_round_trip_retry_over_http_carries_the_routing_headers_again(era_http):
+    server = era_http("modern")
+    with mcpsync.connect(server.url(), elicitation_handler=lambda params: ElicitResult.accept({"ok": True})) \
+            as client:
+        result = client.call_tool("ask_route", {"region": "eu-west-1"})
+    assert result.text == 'routed to eu-west-1 after {"q": {"action": "accept", "content": {"ok": true}}}'
+    rounds = server.calls("tools/call")
+    assert len(rounds) == 2 and rounds[0].body["id"] != rounds[1].body["id"]
+    for sent in rounds:
+        assert (sent.headers["mcp-method"], sent.headers["mcp-name"], sent.headers["mcp-param-region"]) == (
+            "tools/call", "ask_route", "eu-west-1")
+        assert sent.headers["mcp-protocol-version"] == sent.body["params"]["_meta"][
+            "io.modelcontextprotocol/protocolVersion"] == MODERN
+    assert rounds[1].body["params"]["requestState"] == "r1"

@@ -19,6 +19,9 @@ Modes
                                   connection is cut before the response; later calls answer
                                   "answered on try N"
                   broken          every call's stream is cut that way
+                  ask_route(region)  400 -32020 unless Mcp-Param-Region matches, on every round;
+                                  the first round asks for input (requestState "r1"), the retry
+                                  gets "routed to <region> after <answers>"
                 subscriptions/listen: the first stream is acknowledged and then cut; later ones are
                 acknowledged, send one resources/updated, and stay open until the client closes them
               an unknown method gets 404 -32601; GET and DELETE get 405
@@ -46,6 +49,8 @@ TOOLS = [
     {"name": "bad", "inputSchema": {"type": "object", "properties": {
         "items": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}},
     {"name": "naïve tool", "inputSchema": {"type": "object"}},
+    {"name": "ask_route", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}}}},
 ]
 
 
@@ -237,6 +242,15 @@ class _Handler(BaseHTTPRequestHandler):
             return ok({"content": [{"type": "text", "text": f"routed to {arguments.get('region')}"}]})
         if name == "block":
             return self.block(rid)
+        if name == "ask_route":
+            if decode(headers.get("mcp-param-region")) != arguments.get("region"):
+                return self.fail(rid, 400, -32020, "Header mismatch: Mcp-Param-Region")
+            if params.get("requestState") != "r1":
+                return ok({"resultType": "input_required", "requestState": "r1", "inputRequests": {
+                    "q": {"method": "elicitation/create", "params": {"message": "Sure?", "requestedSchema": {
+                        "type": "object", "properties": {"ok": {"type": "boolean"}}}}}}})
+            answers = json.dumps(params.get("inputResponses"), sort_keys=True)
+            return ok({"content": [{"type": "text", "text": f"routed to {arguments.get('region')} after {answers}"}]})
         if name in ("flaky", "broken"):
             with owner.cond:
                 owner.flaky_calls += 1
