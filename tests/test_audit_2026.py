@@ -129,3 +129,14 @@ def test_a_multi_round_trip_retry_over_http_carries_the_routing_headers_again(er
         assert sent.headers["mcp-protocol-version"] == sent.body["params"]["_meta"][
             "io.modelcontextprotocol/protocolVersion"] == MODERN
     assert rounds[1].body["params"]["requestState"] == "r1"
+
+
+# -- serverInfo in a result's _meta ----------------------------------------------------------------------------
+
+
+def test_a_modern_server_without_server_discover_is_known_by_the_server_info_its_results_carry(era_http):
+    server = era_http("modern-404")
+    with mcpsync.connect(server.url()) as client:
+        assert client.server_info is None and client.server_capabilities == {}
+        assert client.call_tool("echo", {"text": "signed"}).text == "signed"
+        assert (client.server_info.name, client.server_info.version) == ("era-404", "4")

@@ -236,6 +236,9 @@ class Session:
         if _mrtr.result_type(result) == _mrtr.INPUT_REQUIRED and method in _mrtr.METHODS:
             result = _mrtr.complete(method, sent, result, lambda retry: self._send_modern(method, retry, options),
                                     self.responder.answer, self.max_input_rounds)
+        if self.server_info is None:  # a server that would not describe itself still signs its results
+            info = _meta.server_info(result)
+            self.server_info = Implementation.from_dict(info) if info is not None else None
         kind = _mrtr.result_type(result)
         if kind == _mrtr.COMPLETE or (kind == _mrtr.TASK and method == "tools/call"
                                       and extension == _meta.TASKS_EXTENSION):

@@ -25,7 +25,8 @@ Modes
                 subscriptions/listen: the first stream is acknowledged and then cut; later ones are
                 acknowledged, send one resources/updated, and stay open until the client closes them
               an unknown method gets 404 -32601; GET and DELETE get 405
-  modern-404  like modern, but server/discover is unknown (404 -32601)
+  modern-404  like modern, but server/discover is unknown (404 -32601); every result names the
+              server in its _meta (serverInfo era-404, version 4)
   empty-ok    a legacy server that answers any method it does not know, server/discover included,
               with an empty success ``{}``; otherwise as empty-400
 """
@@ -210,8 +211,10 @@ class _Handler(BaseHTTPRequestHandler):
         rid, method, params = body["id"], body["method"], body.get("params") or {}
         if headers.get("mcp-protocol-version") != MODERN or headers.get("mcp-method") != method:
             return self.fail(rid, 400, -32020, "Header mismatch: MCP-Protocol-Version or Mcp-Method")
+        signed = {"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "era-404", "version": "4"}}} \
+            if owner.mode == "modern-404" else {}
         ok = lambda result: self.send(200, {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete",
-                                                                                   **result}})
+                                                                                   **signed, **result}})
         if method == "server/discover" and owner.mode == "modern":
             return ok({"supportedVersions": [MODERN], "capabilities": {"tools": {"listChanged": False},
                                                                       "resources": {"subscribe": True}},
