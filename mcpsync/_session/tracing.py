@@ -29,13 +29,14 @@ TRACEPARENT = "traceparent"
 TRACESTATE = "tracestate"
 BAGGAGE = "baggage"
 
+_modules = sys.modules
 # The W3C propagators, made on first use once OpenTelemetry is loaded (empty: it is not installed whole).
 _propagators: Optional[List[Any]] = None
 
 
 def trace_context() -> Optional[Dict[str, str]]:
     """The calling thread's trace context as ``_meta`` entries; None when no span is active."""
-    if "opentelemetry.context" not in sys.modules:
+    if "opentelemetry.context" not in _modules:
         return None  # the application has not loaded OpenTelemetry: nothing can be active
     carrier: Dict[str, str] = {}
     for propagator in _propagators if _propagators is not None else _load():
@@ -45,6 +46,8 @@ def trace_context() -> Optional[Dict[str, str]]:
 
 def with_trace_context(params: Optional[JSONObject]) -> Optional[JSONObject]:
     """``params`` with the active trace context in its ``_meta`` (``params`` itself when there is none)."""
+    if "opentelemetry.context" not in _modules:  # the hot path: checked here too, to save a call
+        return params
     carrier = trace_context()
     if carrier is None:
         return params

@@ -74,7 +74,7 @@ class BearerAuth(requests.auth.AuthBase):
         self.verify = verify
         self.http_timeout = http_timeout
         self.max_authorizations = max_authorizations
-        if dpop is not False:
+        if dpop is not False and dpop is not None:
             _dpop.require()
         # made on first need (or the one stored with the tokens), unless the user supplied one
         self._dpop_key: Optional[DPoPKey] = _dpop.supplied_key(dpop)

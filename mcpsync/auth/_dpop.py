@@ -286,13 +286,13 @@ def _private_from_jwk(jwk: Mapping[str, Any]) -> Any:
 
 
 def supplied_key(dpop: DPoPSetting) -> Optional[DPoPKey]:
-    """The key a ``dpop=`` setting supplies (None for True or False).
+    """The key a ``dpop=`` setting supplies (None for True, False or None).
 
     Raises:
         AuthError: (``invalid_key``) a key that cannot sign DPoP proofs; ``missing_dependency``.
         TypeError: neither a bool nor a key.
     """
-    if isinstance(dpop, bool):
+    if dpop is None or isinstance(dpop, bool):
         return None
     if isinstance(dpop, DPoPKey):
         return dpop
