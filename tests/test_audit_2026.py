@@ -140,3 +140,14 @@ def test_a_modern_server_without_server_discover_is_known_by_the_server_info_its
         assert client.server_info is None and client.server_capabilities == {}
         assert client.call_tool("echo", {"text": "signed"}).text == "signed"
         assert (client.server_info.name, client.server_info.version) == ("era-404", "4")
+
+
+def test_the_request_sent_again_gets_only_what_is_left_of_the_calls_timeout(era_http):
+    server = era_http("modern")
+    with mcpsync.connect(server.url()) as client:
+        with pytest.raises(mcpsync.RequestTimeout) as raised:
+            client.call_tool("cut_late", timeout=1.5)
+        assert server.stream_closed.wait(10)  # the second stream was closed: that cancels it
+    # The first stream lasted at least 0.3 s, so the second request's budget is under 1.2 s.
+    assert 0 < raised.value.timeout <= 1.2
+    assert len(server.calls("tools/call")) == 2

@@ -19,6 +19,8 @@ Modes
                                   connection is cut before the response; later calls answer
                                   "answered on try N"
                   broken          every call's stream is cut that way
+                  cut_late        the first call's stream is cut 0.3 s after its first event; later
+                                  calls stream one event and then wait until the client closes
                   ask_route(region)  400 -32020 unless Mcp-Param-Region matches, on every round;
                                   the first round asks for input (requestState "r1"), the retry
                                   gets "routed to <region> after <answers>"
@@ -254,6 +256,14 @@ class _Handler(BaseHTTPRequestHandler):
                         "type": "object", "properties": {"ok": {"type": "boolean"}}}}}}})
             answers = json.dumps(params.get("inputResponses"), sort_keys=True)
             return ok({"content": [{"type": "text", "text": f"routed to {arguments.get('region')} after {answers}"}]})
+        if name == "cut_late":
+            with owner.cond:
+                owner.flaky_calls += 1
+                tries = owner.flaky_calls
+            if tries == 1:
+                owner.stopping.wait(0.3)
+                return self.cut(rid)
+            return self.block(rid)
         if name in ("flaky", "broken"):
             with owner.cond:
                 owner.flaky_calls += 1
