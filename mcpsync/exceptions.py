@@ -11,6 +11,7 @@
     │       └── SessionExpired       404 for a request that carried an Mcp-Session-Id
     ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
     │   ├── UnsupportedProtocolVersion
+    │   ├── StreamBroken             an HTTP response stream ended before its response
     │   └── SkillVerificationError   a skill file or its frontmatter does not match its entry; not used
     ├── RequestTimeout               also a builtin TimeoutError
     ├── RequestCancelled             the caller's CancelToken fired
@@ -57,6 +58,7 @@ __all__ = [
     "ServerNotConnected",
     "SessionExpired",
     "SkillVerificationError",
+    "StreamBroken",
     "ToolError",
     "TransportClosed",
     "TransportError",
@@ -185,6 +187,11 @@ def _rebuild_redirect(message: str, status: int, headers: dict[str, str], body: 
 
 class ProtocolError(MCPSyncError):
     """The peer sent something the JSON-RPC or MCP contract does not allow."""
+
+
+class StreamBroken(ProtocolError):
+    """An HTTP response stream ended before its response: a 2026-07-28 request sent once more, with a new
+    id, broke again; or a legacy stream named no event to resume from (it is not sent twice)."""
 
 
 class UnsupportedProtocolVersion(ProtocolError):

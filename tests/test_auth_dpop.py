@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 import requests
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec, utils
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa, utils
 
 import mcpsync
 from mcpsync.auth import ClientCredentials, FileTokenStore, MemoryTokenStore, OAuth
@@ -41,19 +41,44 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
-def check_proof(proof: str, method: str, url: str, access_token: Optional[str] = None) -> Tuple[Dict[str, Any],
-                                                                                                 Dict[str, Any]]:
+_CURVES = {"P-256": (ec.SECP256R1, hashes.SHA256, 32), "P-384": (ec.SECP384R1, hashes.SHA384, 48),
+           "P-521": (ec.SECP521R1, hashes.SHA512, 66)}
+_JWS_EC = {"ES256": "P-256", "ES384": "P-384", "ES512": "P-521"}
+
+
+def verify_signature(header: Dict[str, Any], signing_input: bytes, raw: bytes) -> None:
+    """Check a proof's signature with its own ``jwk`` and ``alg``, as a server would (not mcpsync's code)."""
+    jwk, alg = header["jwk"], header["alg"]
+    number = lambda name: int.from_bytes(_unb64(jwk[name]), "big")  # noqa: E731
+    if alg in _JWS_EC:
+        assert set(jwk) == {"kty", "crv", "x", "y"}, "the proof must carry the public key only"
+        assert jwk["kty"] == "EC" and jwk["crv"] == _JWS_EC[alg]
+        curve, digest, size = _CURVES[jwk["crv"]]
+        public = ec.EllipticCurvePublicNumbers(number("x"), number("y"), curve()).public_key()
+        assert len(raw) == 2 * size
+        der = utils.encode_dss_signature(int.from_bytes(raw[:size], "big"), int.from_bytes(raw[size:], "big"))
+        public.verify(der, signing_input, ec.ECDSA(digest()))
+    elif alg in ("EdDSA", "Ed25519"):
+        assert set(jwk) == {"kty", "crv", "x"} and (jwk["kty"], jwk["crv"]) == ("OKP", "Ed25519")
+        ed25519.Ed25519PublicKey.from_public_bytes(_unb64(jwk["x"])).verify(raw, signing_input)
+    elif alg in ("RS256", "PS256"):
+        assert set(jwk) == {"kty", "n", "e"} and jwk["kty"] == "RSA"
+        public_rsa = rsa.RSAPublicNumbers(number("e"), number("n")).public_key()
+        assert public_rsa.key_size >= 2048
+        pad = padding.PKCS1v15() if alg == "RS256" else padding.PSS(mgf=padding.MGF1(hashes.SHA256()),
+                                                                    salt_length=32)
+        public_rsa.verify(raw, signing_input, pad, hashes.SHA256())
+    else:
+        raise AssertionError(f"unexpected alg {alg!r}")
+
+
+def check_proof(proof: str, method: str, url: str, access_token: Optional[str] = None,
+                alg: str = "ES256") -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """Verify a DPoP proof as a server would (independently of mcpsync's code); (header, claims)."""
     head, body, signature = proof.split(".")
     header, claims = json.loads(_unb64(head)), json.loads(_unb64(body))
-    assert header["typ"] == "dpop+jwt" and header["alg"] == "ES256"
-    jwk = header["jwk"]
-    assert set(jwk) == {"kty", "crv", "x", "y"}, "the proof must carry the public key only"
-    public = ec.EllipticCurvePublicNumbers(int.from_bytes(_unb64(jwk["x"]), "big"),
-                                           int.from_bytes(_unb64(jwk["y"]), "big"), ec.SECP256R1()).public_key()
-    raw = _unb64(signature)
-    der = utils.encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
-    public.verify(der, f"{head}.{body}".encode("ascii"), ec.ECDSA(hashes.SHA256()))
+    assert header["typ"] == "dpop+jwt" and header["alg"] == alg
+    verify_signature(header, f"{head}.{body}".encode("ascii"), _unb64(signature))
     assert claims["htm"] == method
     parts = urlsplit(url)
     assert claims["htu"] == f"{parts.scheme}://{parts.netloc}{parts.path}"
@@ -66,7 +91,9 @@ def check_proof(proof: str, method: str, url: str, access_token: Optional[str] =
 
 
 def thumbprint(jwk: Dict[str, str]) -> str:
-    canonical = '{"crv":"%s","kty":"%s","x":"%s","y":"%s"}' % (jwk["crv"], jwk["kty"], jwk["x"], jwk["y"])
+    """RFC 7638: the required members only, in lexical order, no whitespace."""
+    required = {"EC": ("crv", "kty", "x", "y"), "OKP": ("crv", "kty", "x"), "RSA": ("e", "kty", "n")}[jwk["kty"]]
+    canonical = "{" + ",".join('"%s":"%s"' % (name, jwk[name]) for name in required) + "}"
     return _b64(hashlib.sha256(canonical.encode("ascii")).digest())
 
 
@@ -77,6 +104,7 @@ class Settings:
     stubborn_as: bool = False             # asks for a (new) nonce every time
     stubborn_rs: bool = False
     dpop_algs: Optional[List[str]] = field(default_factory=lambda: ["ES256"])
+    alg: str = "ES256"                    # the alg every proof must be signed with
     token_type: str = "DPoP"
     lifetime: int = 3600
 
@@ -171,7 +199,7 @@ class DPoPWorld:
             self.token_requests.append(record)
         if proof is None:
             return 400, {}, {"error": "invalid_dpop_proof", "error_description": "no proof"}
-        header, claims = check_proof(proof, "POST", self.as_origin + "/token")
+        header, claims = check_proof(proof, "POST", self.as_origin + "/token", alg=s.alg)
         self._fresh(claims)
         record["claims"] = claims
         if s.as_nonce is not None and (claims.get("nonce") != s.as_nonce or s.stubborn_as):
@@ -205,7 +233,7 @@ class DPoPWorld:
         if not authorization.startswith("DPoP ") or proof is None:
             return 401, {"WWW-Authenticate": challenge}, {"error": "invalid_token"}
         token = authorization[5:]
-        header, claims = check_proof(proof, h.command, self.rs_origin + h.path, access_token=token)
+        header, claims = check_proof(proof, h.command, self.rs_origin + h.path, access_token=token, alg=s.alg)
         self._fresh(claims)
         record["claims"] = claims
         with self.lock:
@@ -229,7 +257,8 @@ def world() -> Iterator[DPoPWorld]:
 
 def machine(world: DPoPWorld, **options: Any) -> ClientCredentials:
     options.setdefault("store", MemoryTokenStore())
-    return ClientCredentials("svc", client_secret="s3cret", dpop=True, **options)
+    options.setdefault("dpop", True)
+    return ClientCredentials("svc", client_secret="s3cret", **options)
 
 
 def call(world: DPoPWorld, auth: Any, query: str = "") -> requests.Response:
@@ -353,7 +382,7 @@ def test_the_key_is_stored_with_the_tokens_in_an_owner_only_file(world, tmp_path
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     entries = json.loads(path.read_text())
     [grant] = [v for k, v in entries.items() if k.startswith("tokens ")]
-    assert grant["token"]["token_type"] == "DPoP" and set(grant["dpop_key"]) == {"kty", "crv", "x", "y", "d"}
+    assert grant["token"]["token_type"] == "DPoP" and set(grant["dpop_key"]) == {"kty", "crv", "x", "y", "d", "alg"}
     # A new process: the stored key and token are used as they are, with no new token request.
     again = machine(world, store=FileTokenStore(path), server_url=world.mcp_url)
     assert call(world, again).status_code == 200
@@ -362,11 +391,12 @@ def test_the_key_is_stored_with_the_tokens_in_an_owner_only_file(world, tmp_path
     assert thumbprint(json.loads(_unb64(last["proof"].split(".")[0]))["jwk"]) == thumbprint(grant["dpop_key"])
 
 
-def test_an_authorization_server_without_es256_is_refused_before_anything_is_asked(world):
-    world.settings.dpop_algs = ["RS256"]
+def test_an_authorization_server_with_no_algorithm_mcpsync_signs_is_refused_before_anything_is_asked(world):
+    world.settings.dpop_algs = ["HS256", "none"]  # symmetric and unsigned: RFC 9449 forbids both
     with pytest.raises(mcpsync.AuthError) as caught:
         call(world, machine(world))
-    assert caught.value.error == "unsupported_dpop_alg" and "ES256" in str(caught.value)
+    assert caught.value.error == "unsupported_dpop_alg"
+    assert "HS256, none" in str(caught.value) and "ES256" in str(caught.value)
     assert [r for r in world.token_requests if "form" in r] == []
 
 
@@ -391,3 +421,88 @@ def test_challenges_read_the_bearer_parameters_and_the_dpop_error():
     alone = Challenge.from_header('DPoP error="invalid_token", resource_metadata="https://x/m", scope="a b"')
     assert alone.error == "invalid_token" and alone.scopes == ("a", "b") and alone.dpop_error == "invalid_token"
     assert Challenge.from_header("Basic realm=x") == Challenge()
+
+
+# -- algorithms other than ES256, chosen from the server's list, and keys of your own ---------------------
+
+def _proof_header(proof: str) -> Dict[str, Any]:
+    return json.loads(_unb64(proof.split(".")[0]))
+
+
+@pytest.mark.parametrize("offered, chosen", [
+    (["ES384"], "ES384"), (["ES512"], "ES512"), (["EdDSA"], "EdDSA"), (["Ed25519"], "Ed25519"),
+    (["PS256"], "PS256"), (["RS256"], "RS256"),
+    (["RS256", "ES384", "ES256"], "ES256"),  # several: the cheapest mcpsync knows, not the first listed
+    (["HS256", "PS256", "RS256"], "PS256"),  # a symmetric algorithm is never a DPoP algorithm
+])
+def test_a_key_is_made_for_an_algorithm_the_authorization_server_lists(world, offered, chosen):
+    world.settings.dpop_algs, world.settings.alg = offered, chosen
+    auth = machine(world)
+    assert call(world, auth).status_code == 200 and call(world, auth).status_code == 200
+    proofs = [r["proof"] for r in world.token_requests if "form" in r] + \
+        [r["proof"] for r in world.resource_requests if r.get("claims")]
+    assert len(proofs) == 3 and {_proof_header(p)["alg"] for p in proofs} == {chosen}  # each checked in full
+
+
+@pytest.mark.parametrize("alg", ["ES256", "ES384", "ES512", "EdDSA", "Ed25519", "RS256", "PS256"])
+def test_every_kind_of_key_signs_verifiable_proofs_and_round_trips_through_the_store(alg):
+    key = DPoPKey.generate(alg)
+    header, _ = check_proof(key.proof("GET", "https://example.com/mcp", access_token="t"), "GET",
+                            "https://example.com/mcp", access_token="t", alg=alg)
+    assert header["jwk"] == key.public_jwk and thumbprint(key.public_jwk) == key.thumbprint()
+    stored = key.to_jwk()
+    again = DPoPKey.from_jwk(stored)
+    assert again == key and again.algorithm == alg and repr(again) == repr(key)
+    assert stored["d"] not in repr(key)
+
+
+def test_a_key_of_your_own_is_used_with_an_algorithm_from_the_servers_list(world):
+    own = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    world.settings.dpop_algs, world.settings.alg = ["ES256", "PS256"], "PS256"
+    auth = machine(world, dpop=own)
+    assert call(world, auth).status_code == 200
+    proofs = [r["proof"] for r in world.token_requests if "form" in r] + \
+        [r["proof"] for r in world.resource_requests if r.get("claims")]
+    assert {thumbprint(_proof_header(p)["jwk"]) for p in proofs} == {DPoPKey(own).thumbprint()}
+
+
+def test_a_key_of_your_own_from_pem_keeps_its_algorithm_in_the_store(world, tmp_path):
+    from cryptography.hazmat.primitives import serialization
+
+    pem = ec.generate_private_key(ec.SECP384R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    key = DPoPKey.from_pem(pem)
+    assert key.algorithm == "ES384"
+    world.settings.dpop_algs, world.settings.alg = ["ES256", "ES384"], "ES384"
+    path = tmp_path / "tokens.json"
+    assert call(world, machine(world, dpop=key, store=FileTokenStore(path), server_url=world.mcp_url)).status_code == 200
+    again = machine(world, store=FileTokenStore(path), server_url=world.mcp_url)  # dpop=True, a new process
+    assert call(world, again).status_code == 200
+    assert len([r for r in world.token_requests if "form" in r]) == 1
+    assert thumbprint(_proof_header(world.resource_requests[-1]["proof"])["jwk"]) == key.thumbprint()
+
+
+def test_a_key_of_your_own_the_server_cannot_verify_is_refused_before_anything_is_asked(world):
+    world.settings.dpop_algs = ["ES256", "EdDSA"]
+    with pytest.raises(mcpsync.AuthError) as caught:
+        call(world, machine(world, dpop=DPoPKey.generate("PS256")))
+    assert caught.value.error == "unsupported_dpop_alg"
+    assert "ES256, EdDSA" in str(caught.value) and "signs only RS256, PS256" in str(caught.value)
+    assert [r for r in world.token_requests if "form" in r] == []
+
+
+def test_unusable_keys_are_refused_when_given():
+    with pytest.raises(mcpsync.AuthError, match="must be an EC") as small:
+        DPoPKey(rsa.generate_private_key(public_exponent=65537, key_size=1024))
+    assert small.value.error == "invalid_key"
+    with pytest.raises(mcpsync.AuthError, match="must be an EC"):
+        DPoPKey(ec.generate_private_key(ec.SECP256K1()))
+    with pytest.raises(mcpsync.AuthError, match="cannot sign RS256"):
+        DPoPKey.generate("ES256").with_algorithm("RS256")
+    with pytest.raises(mcpsync.AuthError, match="not a readable PEM") as unreadable:
+        DPoPKey.from_pem(b"-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n")
+    assert "nope" not in str(unreadable.value)
+    with pytest.raises(TypeError, match="dpop= takes True, False"):
+        ClientCredentials("svc", client_secret="s", dpop="yes", store=MemoryTokenStore())
+    assert DPoPKey.from_jwk({**DPoPKey.generate("EdDSA").to_jwk(), "x": DPoPKey.generate("EdDSA").public_jwk["x"]}) \
+        is None  # a stored key whose public half is another key's

@@ -55,6 +55,13 @@ def with_extension(capabilities: Mapping[str, Any], extension: str) -> JSONObjec
     return result
 
 
+def server_info(result: Any) -> Optional[Dict[str, Any]]:
+    """The ``serverInfo`` a modern result's ``_meta`` carries (None when it carries none)."""
+    meta = result.get("_meta") if isinstance(result, dict) else None
+    info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
+    return info if isinstance(info, dict) else None
+
+
 def subscription_id(params: Optional[Mapping[str, Any]]) -> Any:
     """The ``subscriptionId`` a notification's ``_meta`` names (None when it names none)."""
     meta = params.get("_meta") if params is not None else None

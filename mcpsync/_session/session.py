@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
 
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
 from .._versions import LATEST_LEGACY_VERSION, is_modern
 from ..cancel import CancelToken
-from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, TransportClosed
+from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, StreamBroken, TransportClosed
 from .responder import Responder
 from ..transports.base import Transport
 from ..types import Implementation
@@ -40,7 +41,9 @@ from . import meta as _meta
 from . import mrtr as _mrtr
 from .callbacks import PROGRESS_SIGNATURE, check_callback
 from .errors import UNSUPPORTED_VERSION, typed, version_refused
+from .resend import send_again
 from .tools import offers_tool_tasks, takes_header_plans
+from .tracing import with_trace_context
 
 __all__ = ["Session", "SessionHandle", "call_options"]
 
@@ -192,9 +195,12 @@ class Session:
         return self._send(method, params, options)
 
     def _send(self, method: str, params: Optional[JSONObject], options: CallOptions) -> Any:
-        """``transport.request``, with the errors that have a type of their own raised as that type."""
+        """``transport.request``, with the errors that have a type of their own raised as that type.
+
+        The calling thread's OpenTelemetry trace context, when one is active, goes into ``_meta``.
+        """
         try:
-            return self.transport.request(method, params, options=options)
+            return self.transport.request(method, with_trace_context(params), options=options)
         except MCPError as exc:
             if exc.code == UNSUPPORTED_VERSION:  # the server no longer speaks the version in use
                 raise version_refused(exc, str(self.protocol_version)) from exc
@@ -226,10 +232,13 @@ class Session:
             capabilities = _meta.with_extension(capabilities, extension)
         assert self.protocol_version is not None
         sent = _meta.with_meta(params, self.request_meta(self.protocol_version, capabilities))
-        result = self._send(method, sent, options)
+        result = self._send_modern(method, sent, options)
         if _mrtr.result_type(result) == _mrtr.INPUT_REQUIRED and method in _mrtr.METHODS:
-            result = _mrtr.complete(method, sent, result, lambda retry: self._send(method, retry, options),
+            result = _mrtr.complete(method, sent, result, lambda retry: self._send_modern(method, retry, options),
                                     self.responder.answer, self.max_input_rounds)
+        if self.server_info is None:  # a server that would not describe itself still signs its results
+            info = _meta.server_info(result)
+            self.server_info = Implementation.from_dict(info) if info is not None else None
         kind = _mrtr.result_type(result)
         if kind == _mrtr.COMPLETE or (kind == _mrtr.TASK and method == "tools/call"
                                       and extension == _meta.TASKS_EXTENSION):
@@ -238,6 +247,16 @@ class Session:
             raise ProtocolError(f"{method}: the server answered with resultType {kind!r}, which is not valid here")
         raise ProtocolError(f"{method}: the server answered with resultType {kind!r}, which this client does not "
                             "know: an invalid result")
+
+    def _send_modern(self, method: str, params: JSONObject, options: CallOptions) -> Any:
+        """:meth:`_send`; a request whose response stream broke is sent once more, with a new id
+        (2026-07-28 streams cannot be resumed; see :mod:`mcpsync._session.resend`)."""
+        started = time.monotonic()
+        try:
+            return self._send(method, params, options)
+        except StreamBroken as exc:
+            return send_again(lambda again: self._send(method, params, again), method, options, started,
+                              self.default_timeout, exc, self.name)
 
     def _renew_once(self, generation: int, options: CallOptions) -> None:
         """The server dropped our session: one thread renews it, the others wait and then retry."""

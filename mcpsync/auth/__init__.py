@@ -10,6 +10,7 @@
 
     auth = mcpsync.ClientCredentials("svc", client_secret="...")   # a job without a person
     auth = mcpsync.OAuth(dpop=True)                         # tokens bound to a key (DPoP)
+    auth = mcpsync.OAuth(dpop=DPoPKey.from_pem(pem))        # ... to a key of your own
 
 What is here, module by module: ``_challenge`` (WWW-Authenticate),
 ``_urls`` (canonical resource URIs, well-known URLs, URL hygiene),
@@ -30,10 +31,11 @@ of one of these names.
 """
 
 from ._client_credentials import ClientCredentials
+from ._dpop import DPoPKey
 from ._enterprise import EnterpriseAuth
 from ._oauth import OAuth
 from ._tokens import FileTokenStore, MemoryTokenStore, TokenStore
 from ._workload import WorkloadIdentity
 
-__all__ = ["ClientCredentials", "EnterpriseAuth", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore",
+__all__ = ["ClientCredentials", "DPoPKey", "EnterpriseAuth", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore",
            "WorkloadIdentity"]

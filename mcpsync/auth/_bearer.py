@@ -39,7 +39,7 @@ from ._binding import IssuerBinding
 from ._challenge import Challenge
 from ._discovery import AuthServer, Discovery, discover
 from . import _dpop, _ssrf
-from ._dpop import Binding, DPoPKey, Nonces
+from ._dpop import Binding, DPoPKey, DPoPSetting, Nonces
 from ._fetch import Fetcher
 from ._grants import Signer, TokenEndpoint
 from ._registration import ClientIdentity
@@ -60,7 +60,7 @@ class BearerAuth(requests.auth.AuthBase):
 
     def __init__(self, server_url: Optional[str], *, store: TokenStore, scopes: Optional[Sequence[str]],
                  verify: Any, http_timeout: float, max_authorizations: int, max_step_ups: Optional[int] = None,
-                 dpop: bool = False, issuer: Optional[str] = None) -> None:
+                 dpop: DPoPSetting = False, issuer: Optional[str] = None) -> None:
         max_authorizations = max_authorizations_from(max_authorizations, max_step_ups)
         if max_authorizations < 1:
             raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
@@ -74,10 +74,12 @@ class BearerAuth(requests.auth.AuthBase):
         self.verify = verify
         self.http_timeout = http_timeout
         self.max_authorizations = max_authorizations
-        if dpop:
+        if dpop is not False and dpop is not None:
             _dpop.require()
-        self.dpop = dpop
-        self._dpop_key: Optional[DPoPKey] = None  # made on first need, or the one stored with the tokens
+        # made on first need (or the one stored with the tokens), unless the user supplied one
+        self._dpop_key: Optional[DPoPKey] = _dpop.supplied_key(dpop)
+        self._dpop_supplied = self._dpop_key is not None
+        self.dpop = dpop is True or self._dpop_supplied
         self._nonces = Nonces()
         self._lock = threading.RLock()
         self._grant: Optional[Grant] = None
@@ -386,20 +388,14 @@ class BearerAuth(requests.auth.AuthBase):
         """The token endpoint for a new grant from ``server``: with this object's DPoP key when ``dpop``.
 
         Raises:
-            AuthError: (``unsupported_dpop_alg``) the server lists DPoP algorithms without ES256.
+            AuthError: (``unsupported_dpop_alg``) the server lists no DPoP algorithm the key can sign.
         """
         return TokenEndpoint(server.token_endpoint, server.issuer, client, self._signer(), self._binding(server))
 
     def _binding(self, server: AuthServer) -> Optional[Binding]:
         if not self.dpop:
             return None
-        algs = server.dpop_algs
-        if algs is not None and _dpop.ALGORITHM not in algs:
-            raise AuthError(f"The authorization server {server.issuer} signs DPoP proofs only with "
-                            f"{', '.join(algs) or 'nothing'}; mcpsync's DPoP key is {_dpop.ALGORITHM}",
-                            error="unsupported_dpop_alg")
-        if self._dpop_key is None:
-            self._dpop_key = DPoPKey.generate()
+        self._dpop_key = _dpop.key_for(self._dpop_key, server.dpop_algs, self._dpop_supplied, server.issuer)
         return Binding(self._dpop_key, self._nonces)
 
     def _bound(self, grant: Grant, endpoint: TokenEndpoint) -> Grant:

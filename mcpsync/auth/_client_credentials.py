@@ -12,6 +12,7 @@ from . import _jwt
 from ._bearer import BearerAuth, Grant
 from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
+from ._dpop import DPoPSetting
 from ._fetch import Fetcher
 from ._grants import Signer
 from ._registration import ClientIdentity, choose_auth_method
@@ -78,7 +79,7 @@ class ClientCredentials(BearerAuth):
         timeout: float = 30.0,
         max_authorizations: int = 3,
         max_step_ups: Optional[int] = None,
-        dpop: bool = False,
+        dpop: DPoPSetting = False,
         issuer: Optional[str] = None,
     ) -> None:
         if (client_secret is None) == (private_key is None):

@@ -26,6 +26,7 @@ from ._assertions import TokenSource
 from ._bearer import BearerAuth, Grant
 from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
+from ._dpop import DPoPSetting
 from ._errors import server_error
 from ._fetch import Fetcher
 from ._registration import ClientIdentity, choose_auth_method
@@ -133,7 +134,7 @@ class EnterpriseAuth(BearerAuth):
         timeout: float = 30.0,
         max_authorizations: int = 3,
         max_step_ups: Optional[int] = None,
-        dpop: bool = False,
+        dpop: DPoPSetting = False,
         issuer: Optional[str] = None,
     ) -> None:
         try:

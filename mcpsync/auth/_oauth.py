@@ -12,6 +12,7 @@ from ..exceptions import AuthError
 from ._bearer import BearerAuth, Grant
 from ._binding import secret_label
 from ._discovery import AuthServer, Discovery
+from ._dpop import DPoPSetting
 from ._errors import redact
 from ._fetch import Fetcher
 from ._flow import LoginHandler, parse_redirect, person_for
@@ -67,10 +68,14 @@ class OAuth(BearerAuth):
             the token it carried included (so ``3`` is the first and two step-ups); a
             ``403 insufficient_scope`` for scopes already held is never retried.
         max_step_ups: deprecated; ``max_step_ups=n`` means ``max_authorizations=n+1``.
-        dpop: bind tokens to a proof-of-possession key (DPoP, RFC 9449): an ES256
-            key made on first use and kept with the tokens in the store; every token
-            request and every request to the MCP server then carries a fresh proof,
-            and the token is sent as ``Authorization: DPoP``. Needs
+        dpop: bind tokens to a proof-of-possession key (DPoP, RFC 9449): ``True``
+            makes a key on first use, for the algorithm the authorization server
+            lists (``dpop_signing_alg_values_supported``; ES256 first, then EdDSA,
+            ES384, ES512, PS256, RS256), and keeps it with the tokens in the store;
+            or pass your own key (a :class:`mcpsync.auth.DPoPKey`, or a
+            ``cryptography`` EC, Ed25519 or RSA private key). Every token request and
+            every request to the MCP server then carries a fresh proof, and the token
+            is sent as ``Authorization: DPoP``. Needs
             ``pip install 'mcpsync[oauth-jwt]'`` (``cryptography``).
         issuer: pin the authorization server: the issuer (as its metadata spells it)
             the MCP server must name, else the login is refused (``AuthError``
@@ -106,7 +111,7 @@ class OAuth(BearerAuth):
         timeout: float = 30.0,
         max_authorizations: int = 3,
         max_step_ups: Optional[int] = None,
-        dpop: bool = False,
+        dpop: DPoPSetting = False,
         issuer: Optional[str] = None,
     ) -> None:
         if client_secret is not None and client_id is None:

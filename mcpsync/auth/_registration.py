@@ -9,16 +9,18 @@ chosen from what the server supports.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from urllib.parse import urlsplit
 
 from ..exceptions import AuthError
 from ._discovery import AuthServer
 from ._errors import server_error
 from ._fetch import Fetcher
 
-__all__ = ["ClientIdentity", "choose_auth_method", "register"]
+__all__ = ["ClientIdentity", "application_type", "choose_auth_method", "register"]
 
 log = logging.getLogger("mcpsync.auth")
 
@@ -87,6 +89,26 @@ def choose_auth_method(server: AuthServer, has_secret: bool) -> str:
                     error="unsupported_auth_method")
 
 
+def application_type(redirect_uris: Sequence[str]) -> str:
+    """The OIDC ``application_type`` a registration states (required since 2026-07-28).
+
+    ``"web"`` for a remote browser application: every redirect URI is https on a host
+    that is not this machine. Otherwise ``"native"``: loopback redirects (the login
+    mcpsync runs itself), ``localhost``, or an application's own URI scheme.
+    """
+    def remote(uri: str) -> bool:
+        parts = urlsplit(uri)
+        host = (parts.hostname or "").rstrip(".").lower()
+        if parts.scheme.lower() != "https" or not host or host == "localhost" or host.endswith(".localhost"):
+            return False
+        try:
+            return not ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return True  # a name other than localhost
+
+    return "web" if redirect_uris and all(remote(uri) for uri in redirect_uris) else "native"
+
+
 def register(fetch: Fetcher, server: AuthServer, *, redirect_uris: Sequence[str], client_name: str,
              scope: Optional[str]) -> ClientIdentity:
     """Register a native (loopback redirect) client with ``server`` (RFC 7591).
@@ -109,7 +131,8 @@ def register(fetch: Fetcher, server: AuthServer, *, redirect_uris: Sequence[str]
     if supported is not None and "none" not in supported:
         method = next((m for m in SECRET_METHODS if m in supported), "none")
     body: Dict[str, Any] = {
-        "client_name": client_name, "redirect_uris": list(redirect_uris), "application_type": "native",
+        "client_name": client_name, "redirect_uris": list(redirect_uris),
+        "application_type": application_type(redirect_uris),
         "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
         "token_endpoint_auth_method": method,
     }

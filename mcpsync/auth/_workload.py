@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 from ._assertions import TokenSource
 from ._bearer import BearerAuth, Grant
 from ._discovery import AuthServer, Discovery
+from ._dpop import DPoPSetting
 from ._fetch import Fetcher
 from ._grants import TokenEndpoint
 from ._registration import ClientIdentity, choose_auth_method
@@ -80,7 +81,7 @@ class WorkloadIdentity(BearerAuth):
         timeout: float = 30.0,
         max_authorizations: int = 3,
         max_step_ups: Optional[int] = None,
-        dpop: bool = False,
+        dpop: DPoPSetting = False,
         issuer: Optional[str] = None,
     ) -> None:
         if (token_file is None) == (token is None):

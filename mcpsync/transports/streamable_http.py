@@ -13,10 +13,13 @@ too. A 404 on a request that carried a session id raises
 :class:`~mcpsync.SessionExpired` (the session id is dropped first, so the
 client's new ``initialize`` goes out without it).
 
-Resumability (2025-11-25): when a POST's stream ends before its response,
-the transport waits exactly the stream's ``retry`` delay and reconnects with
-GET and ``Last-Event-ID`` until the response arrives or the caller stops
-waiting; the request is never POSTed twice.
+Resumability (legacy, 2025-11-25): when a POST's stream ends before its
+response, the transport waits exactly the stream's ``retry`` delay and
+reconnects with GET and ``Last-Event-ID`` until the response arrives or the
+caller stops waiting; the request is never POSTed twice. 2026-07-28 streams
+are not resumable: a broken one fails its request with
+:class:`~mcpsync.StreamBroken` at once, and the session sends the request
+again with a new id.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from .._versions import is_modern
-from ..exceptions import HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired, TransportError
+from ..exceptions import (
+    HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired, StreamBroken, TransportError,
+)
 from ._headers import HeaderPlan, routing_headers
 from ._http import HTTPTransportBase
 from ._http_io import answers, body_summary, iter_chunks, media_type, read_body, status_error, usual_urls
@@ -239,7 +244,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         finally:
             exchange.release()
             response.close()
-        self._resume(parser, exchange, request_id)
+        self._resume(parser, exchange, request_id, modern)
 
     def _not_mcp(self, kind: str, data: bytes) -> str:
         """For a first answer that is not JSON or SSE: what it was, and that this is likely no MCP endpoint."""
@@ -309,8 +314,20 @@ class StreamableHTTPTransport(HTTPTransportBase):
         except Exception:  # a stream that stays open: its connection is closed instead
             pass
 
-    def _resume(self, parser: SSEParser, exchange: Exchange, request_id: Any) -> None:
-        """The stream ended before the response: GET with Last-Event-ID after ``retry``, until answered."""
+    def _resume(self, parser: SSEParser, exchange: Exchange, request_id: Any, modern: bool) -> None:
+        """The stream ended before the response: GET with Last-Event-ID after ``retry``, until answered.
+
+        Only in a legacy session. A 2026-07-28 stream is not resumable (the spec removed
+        ``Last-Event-ID``, and such a server answers GET with 405): the request fails at once
+        with :class:`~mcpsync.StreamBroken`, whatever event ids the stream carried, and the
+        session sends it again as a new request.
+
+        Raises:
+            StreamBroken: a modern stream; or a legacy one that named no event to resume from.
+        """
+        if modern:
+            raise StreamBroken(f"The response stream of request {request_id} ended before its response; "
+                               "a 2026-07-28 stream cannot be resumed")
         while parser.last_event_id is not None:
             delay = parser.retry if parser.retry is not None else self.resume_delay
             if exchange.aborted.wait(min(max(delay, 0.0), MAX_RETRY)) or self._stop.is_set():
@@ -332,7 +349,8 @@ class StreamableHTTPTransport(HTTPTransportBase):
             finally:
                 exchange.release()
                 response.close()
-        raise ProtocolError(f"No response received for request ID {request_id}")
+        raise StreamBroken(f"No response received for request ID {request_id}: its stream ended before the "
+                           "response and named no event to resume from (the request is not sent twice)")
 
     # -- notifications and replies ---------------------------------------------------------------
 

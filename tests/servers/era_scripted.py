@@ -5,7 +5,8 @@ Usage: ``python tests/servers/era_scripted.py MODE``
 
 Every mode logs each request it reads to stderr as ``RECV <method> <id json>``.
 
-Legacy modes (they serve ``initialize`` with 2025-11-25, ``tools/list`` -> echo, ``tools/call echo``):
+Legacy modes (they serve ``initialize`` with 2025-11-25, ``tools/list`` -> echo, ``tools/call echo``;
+``tools/call meta`` returns the JSON of the request's ``_meta``):
   legacy-32601      the server/discover probe is answered -32601 (unknown method)
   legacy-32602      the probe is answered -32602 (invalid params)
   legacy-silent     unknown requests are never answered (the probe waits out its timeout)
@@ -23,6 +24,9 @@ Modern modes (no initialize; server/discover -> supportedVersions [2026-07-28], 
                       weird()             a result with resultType "weird"
                       task_anyway()       resultType "task" although the request declared no tasks
                       meta()              returns the JSON of the request's _meta
+                      url_login()         input_required with a URL-mode elicitation (no
+                                          elicitationId, as 2026 has none) and requestState
+                                          "login-7"; the retry gets {"state", "answers"} back
                     resources/read of missing://x -> -32602;
                     subscriptions/listen -> acknowledged, then a resources/updated for a
                     sub-resource (<uri>/child) of the first subscribed uri, then open until cancelled
@@ -90,6 +94,8 @@ class Legacy:
                                 "serverInfo": {"name": f"scripted-{self.mode}", "version": "1"}})
         if method == "tools/list":
             return result(rid, {"tools": [ECHO]})
+        if method == "tools/call" and params.get("name") == "meta":
+            return result(rid, text(json.dumps(params.get("_meta"), sort_keys=True)))
         if method == "tools/call":
             return result(rid, text(str((params.get("arguments") or {}).get("text", ""))))
         if method == "ping":
@@ -161,6 +167,14 @@ class Modern:
             return result(rid, {"resultType": "input_required", "requestState": "again"})
         if name == "ask3":
             return self.ask3(rid, params)
+        if name == "url_login":
+            state = params.get("requestState")
+            if state is None:
+                return result(rid, {"resultType": "input_required", "requestState": "login-7", "inputRequests": {
+                    "login": {"method": "elicitation/create", "params": {
+                        "mode": "url", "message": "Sign in", "url": "https://login.example.com/start?x=1"}}}})
+            answers = params.get("inputResponses")
+            return result(rid, {"resultType": "complete", **text(json.dumps({"state": state, "answers": answers}))})
         error(rid, -32602, f"Unknown tool: {name}")
 
     def ask3(self, rid: Any, params: Json) -> None:

@@ -15,10 +15,20 @@ Modes
                                   changed, and later ones until tools/list is called again
                   naïve tool      its name comes back (Mcp-Name must be base64-encoded)
                   block           SSE: an event, then nothing until the client closes the stream
+                  flaky           the first call: SSE with one event that has an ``id:``, then the
+                                  connection is cut before the response; later calls answer
+                                  "answered on try N"
+                  broken          every call's stream is cut that way
+                  cut_late        the first call's stream is cut 0.3 s after its first event; later
+                                  calls stream one event and then wait until the client closes
+                  ask_route(region)  400 -32020 unless Mcp-Param-Region matches, on every round;
+                                  the first round asks for input (requestState "r1"), the retry
+                                  gets "routed to <region> after <answers>"
                 subscriptions/listen: the first stream is acknowledged and then cut; later ones are
                 acknowledged, send one resources/updated, and stay open until the client closes them
               an unknown method gets 404 -32601; GET and DELETE get 405
-  modern-404  like modern, but server/discover is unknown (404 -32601)
+  modern-404  like modern, but server/discover is unknown (404 -32601); every result names the
+              server in its _meta (serverInfo era-404, version 4)
   empty-ok    a legacy server that answers any method it does not know, server/discover included,
               with an empty success ``{}``; otherwise as empty-400
 """
@@ -42,6 +52,8 @@ TOOLS = [
     {"name": "bad", "inputSchema": {"type": "object", "properties": {
         "items": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}},
     {"name": "naïve tool", "inputSchema": {"type": "object"}},
+    {"name": "ask_route", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}}}},
 ]
 
 
@@ -74,6 +86,7 @@ class EraHTTPServer:
         self.relisted = False
         self.route_calls = 0
         self.listens = 0
+        self.flaky_calls = 0
         self.stream_closed = threading.Event()
         self._sockets: List[socket.socket] = []
         self._threads: List[threading.Thread] = []
@@ -200,8 +213,10 @@ class _Handler(BaseHTTPRequestHandler):
         rid, method, params = body["id"], body["method"], body.get("params") or {}
         if headers.get("mcp-protocol-version") != MODERN or headers.get("mcp-method") != method:
             return self.fail(rid, 400, -32020, "Header mismatch: MCP-Protocol-Version or Mcp-Method")
+        signed = {"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "era-404", "version": "4"}}} \
+            if owner.mode == "modern-404" else {}
         ok = lambda result: self.send(200, {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete",
-                                                                                   **result}})
+                                                                                   **signed, **result}})
         if method == "server/discover" and owner.mode == "modern":
             return ok({"supportedVersions": [MODERN], "capabilities": {"tools": {"listChanged": False},
                                                                       "resources": {"subscribe": True}},
@@ -232,6 +247,30 @@ class _Handler(BaseHTTPRequestHandler):
             return ok({"content": [{"type": "text", "text": f"routed to {arguments.get('region')}"}]})
         if name == "block":
             return self.block(rid)
+        if name == "ask_route":
+            if decode(headers.get("mcp-param-region")) != arguments.get("region"):
+                return self.fail(rid, 400, -32020, "Header mismatch: Mcp-Param-Region")
+            if params.get("requestState") != "r1":
+                return ok({"resultType": "input_required", "requestState": "r1", "inputRequests": {
+                    "q": {"method": "elicitation/create", "params": {"message": "Sure?", "requestedSchema": {
+                        "type": "object", "properties": {"ok": {"type": "boolean"}}}}}}})
+            answers = json.dumps(params.get("inputResponses"), sort_keys=True)
+            return ok({"content": [{"type": "text", "text": f"routed to {arguments.get('region')} after {answers}"}]})
+        if name == "cut_late":
+            with owner.cond:
+                owner.flaky_calls += 1
+                tries = owner.flaky_calls
+            if tries == 1:
+                owner.stopping.wait(0.3)
+                return self.cut(rid)
+            return self.block(rid)
+        if name in ("flaky", "broken"):
+            with owner.cond:
+                owner.flaky_calls += 1
+                tries = owner.flaky_calls
+            if name == "broken" or tries == 1:
+                return self.cut(rid)
+            return ok({"content": [{"type": "text", "text": f"answered on try {tries}"}]})
         text = name if name == "naïve tool" else str(arguments.get("text"))
         ok({"content": [{"type": "text", "text": text}]})
 
@@ -263,6 +302,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.event({"jsonrpc": "2.0", "method": "notifications/resources/updated",
                     "params": {"uri": uris[0], "_meta": meta}})
         self.wait_for_close()
+
+    def cut(self, rid: Any) -> None:
+        """An SSE stream with one event carrying an id (resumable, were this legacy), then cut."""
+        self.stream()
+        data = (b"id: ev-1\nretry: 10\ndata: " + json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": f"working on {rid}"}}).encode() + b"\n\n")
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def block(self, rid: Any) -> None:
         self.stream()
