@@ -139,27 +139,34 @@ def run_user_code(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject
 
     Runs on the request's worker thread and blocks it as long as the function runs.
     """
-    _require_capability(side, run)
     if run.method == "tools/call":
         return _call_tool(side, run, ctx)
+    _require_capability(side, run)
     if run.method == "resources/read":
         return _read_resource(side, run, ctx)
     return _get_prompt(side, run, ctx)
 
 
 def _call_tool(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
-    name = _string(run.params, "name")
-    tool = side.registry.tool(name)
-    if tool is None:
-        raise MCPError(rpc.INVALID_PARAMS, f"Unknown tool: {name}")
-    arguments = run.params.get("arguments")
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise MCPError(rpc.INVALID_PARAMS, "Invalid params: arguments must be an object")
+    try:
+        _require_capability(side, run)
+        name = _string(run.params, "name")
+        tool = side.registry.tool(name)
+        if tool is None:
+            raise MCPError(rpc.INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = run.params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise MCPError(rpc.INVALID_PARAMS, "Invalid params: arguments must be an object")
+    except MCPError as exc:
+        _refused(side, run, exc.message)
+        raise
     problem = check_arguments(tool.input_schema, arguments)
     if problem is not None:
-        return _tool_error(f"Invalid arguments for tool {name!r}: {problem}")
+        text = f"Invalid arguments for tool {name!r}: {problem}"
+        _refused(side, run, text)
+        return _tool_error(text)
     try:
         value = call(tool.fn, tool.context, ctx, arguments)
     except (MCPError, NoAnswer, RequestCancelled):
@@ -213,6 +220,12 @@ def finish_result(side: ServerSide, run: Invocation, result: JSONObject) -> JSON
         finished.setdefault("ttlMs", side.settings.ttl_ms)
         finished.setdefault("cacheScope", "public")
     return finished
+
+
+def _refused(side: ServerSide, run: Invocation, reason: str) -> None:
+    """Mark the call's record: answered with ``reason`` before the tool ran (so it is not one of ``calls()``)."""
+    if run.record is not None:
+        side.recorder.refuse(run.record, reason)
 
 
 def _tool_error(text: str) -> JSONObject:

@@ -385,9 +385,15 @@ class FakeServer:
         """Every notification the clients sent, in order (a copy)."""
         return self._recorder.notifications
 
-    def calls(self, tool: str) -> List[JSONObject]:
-        """The arguments of each call of ``tool``, in order (a 2026-07-28 retry is not a new call)."""
-        return self._recorder.calls(tool)
+    def calls(self, tool: str, *, include_refused: bool = False) -> List[JSONObject]:
+        """The arguments of each call that ran ``tool``, in order (a 2026-07-28 retry is not a new call).
+
+        A call answered before the tool ran (an unknown tool, arguments its
+        input schema refused) is left out: the tool was never called. It is
+        still in :attr:`requests`, its :attr:`RecordedRequest.refused` saying
+        why; ``include_refused=True`` puts such calls back in their places.
+        """
+        return self._recorder.calls(tool, include_refused=include_refused)
 
     def reset(self) -> None:
         """Forget the recorded requests and notifications (declarations and faults stay)."""
@@ -412,11 +418,11 @@ class FakeServer:
         return self._recorder.wait_for_notification(method, count=count, timeout=timeout)
 
     def assert_tool_called(self, name: str, /, **arguments: Any) -> None:
-        """Assert ``name`` was called, with ``arguments`` among its arguments if any are given."""
+        """Assert ``name`` ran, with ``arguments`` among its arguments if any are given (as :meth:`calls` counts)."""
         self._recorder.assert_tool_called(name, **arguments)
 
     def assert_tool_not_called(self, name: str) -> None:
-        """Assert ``name`` was never called."""
+        """Assert ``name`` never ran; a call refused before it ran (say, by the input schema) passes."""
         self._recorder.assert_tool_not_called(name)
 
     # -- unhappy paths ------------------------------------------------------------------------
