@@ -42,6 +42,8 @@ def test_all_is_pinned():
         "LoadedSkill", "Skill", "SkillContent", "SkillFile", "SkillVerificationError", "UnknownSkillError",
         # fork safety and pickling (issue 12)
         "ForkedError",
+        # the server's capabilities, typed (issue 15)
+        "ServerCapabilities",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"
