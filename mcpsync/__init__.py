@@ -17,6 +17,7 @@ from typing import Any as _Any
 
 from ._version import __version__
 from .cancel import CancelToken
+from .capabilities import ServerCapabilities
 from .client import Client, connect
 from .progress import ProgressBar
 from .exceptions import (
@@ -177,6 +178,7 @@ __all__ = [
     "ResourceTemplate",
     "SSETransport",
     "SamplingRejected",
+    "ServerCapabilities",
     "ServerConfig",
     "ServerNotConnected",
     "ServerStatus",

@@ -10,7 +10,7 @@ import logging
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
 
-from . import _fork, _lifecycle
+from . import _fork, _lifecycle, capabilities
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session import era as _era
@@ -206,8 +206,8 @@ class Client:
         return self._session.server_info
 
     @property
-    def server_capabilities(self) -> Dict[str, Any]:
-        """The server's capabilities (``{}`` before connecting)."""
+    def server_capabilities(self) -> capabilities.ServerCapabilities:
+        """The server's capabilities, typed and still a dict (empty before connecting)."""
         return self._session.server_capabilities
 
     @property

@@ -153,7 +153,7 @@ def test_a_subscription_callback_that_takes_no_uri_raises_type_error_before_subs
     def notes() -> str:
         return "hello"
 
-    with server, server.client() as client:
+    with server, server.client(protocol="legacy") as client:
         with pytest.raises(TypeError, match=r"the subscription callback is called as callback\(uri\)"):
             client.subscribe("file:///notes.txt", lambda: None)
 

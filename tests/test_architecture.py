@@ -31,6 +31,7 @@ PUBLIC_MODULES = [
     "mcpsync",
     "mcpsync.auth",
     "mcpsync.cancel",
+    "mcpsync.capabilities",
     "mcpsync.cli",
     "mcpsync.client",
     "mcpsync.config",

@@ -44,6 +44,8 @@ def test_all_is_pinned():
         "ForkedError",
         # a broken 2026-07-28 response stream is sent again, then raised (issue 14)
         "StreamBroken",
+        # the server's capabilities, typed (issue 15)
+        "ServerCapabilities",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"

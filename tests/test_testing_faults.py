@@ -200,7 +200,7 @@ def test_crash_at_drops_the_connection_at_the_nth_request(server: FakeServer) ->
 def test_crash_during_the_handshake_fails_the_connect(server: FakeServer) -> None:
     server.crash_at(1, method="initialize")
     with pytest.raises(TransportClosed, match="crashed"):
-        server.client()
+        server.client(protocol="legacy")
 
 
 def test_crash_fails_a_call_that_is_waiting(server: FakeServer) -> None:
@@ -291,7 +291,7 @@ def test_a_client_error_answer_raises_in_the_tool(server: FakeServer) -> None:
     def refuse(params: Dict[str, Any]) -> Dict[str, Any]:
         raise MCPError(-1, "User rejected sampling")
 
-    with server.client(sampling_handler=refuse) as client:
+    with server.client(sampling_handler=refuse, protocol="legacy") as client:
         assert client.call_tool("ask").text == "refused: -1"
 
 
@@ -306,7 +306,7 @@ def test_a_client_that_does_not_answer_times_the_tool_out() -> None:
             release.wait(10)
             return {"role": "assistant", "model": "m", "content": {"type": "text", "text": "late"}}
 
-        with server.client(sampling_handler=stuck) as client:
+        with server.client(sampling_handler=stuck, protocol="legacy") as client:
             result = client.call_tool("ask")
             release.set()
     assert result.is_error
@@ -329,7 +329,7 @@ def test_cancelling_a_call_cancels_the_server_request_it_waits_on(server: FakeSe
         return {"role": "assistant", "model": "m", "content": {"type": "text", "text": "late"}}
 
     token = CancelToken()
-    with server.client(sampling_handler=slow_model) as client:
+    with server.client(sampling_handler=slow_model, protocol="legacy") as client:
         call = Background(lambda: client.call_tool("ask", cancel=token))
         server.wait_for_request("tools/call", tool="ask")
         token.cancel("changed my mind")

@@ -274,7 +274,7 @@ def test_a_legacy_only_server_does_not_know_discover() -> None:
 def test_a_modern_only_server_refuses_the_handshake_naming_its_versions() -> None:
     with FakeServer(versions=[MODERN]) as server:
         with pytest.raises(mcpsync.UnsupportedProtocolVersion) as raised:
-            server.client()
+            server.client(protocol="legacy")
     refusal = raised.value.__cause__
     assert isinstance(refusal, MCPError) and refusal.code == -32022
     assert refusal.data == {"supported": [MODERN], "requested": "2025-11-25"}

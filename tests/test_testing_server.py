@@ -42,7 +42,7 @@ def server() -> Iterator[FakeServer]:
 
 
 def test_handshake_answers_like_a_legacy_server(server: FakeServer) -> None:
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         assert client.protocol_version == "2025-11-25"
         assert client.server_info is not None
         assert (client.server_info.name, client.server_info.version) == ("calc", "3.1.4")
@@ -72,7 +72,7 @@ def test_initialize_keeps_a_version_it_speaks_and_offers_its_latest_otherwise(as
 
 
 def test_tools_are_listed_from_their_signatures_and_docstrings(server: FakeServer) -> None:
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         tools = {tool.name: tool for tool in client.list_tools()}
     assert sorted(tools) == ["add", "stats"]
     assert tools["add"].description == "Add two integers."
@@ -95,7 +95,7 @@ def test_results_take_the_shape_of_what_the_function_returned(server: FakeServer
             "result": CallToolResult(content=[{"type": "text", "text": "custom"}], isError=True),
         }[kind]
 
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         assert client.call_tool("add", {"a": 2, "b": 40}).text == "42"
         stats = client.call_tool("stats", {"values": [3, 1.5, 2]})
         assert stats.structured_content == {"min": 1.5, "max": 3}
@@ -117,7 +117,7 @@ def test_a_tool_that_raises_returns_is_error_and_mcp_error_is_a_json_rpc_error(s
             raise RuntimeError("disk full")
         raise MCPError(-32001, "quota exceeded", {"retry_after": 30})
 
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         failed = client.call_tool("fragile", {"mode": "fail"})
         assert failed.is_error and failed.text == "disk full"
         with pytest.raises(mcpsync.ToolError):
@@ -129,7 +129,7 @@ def test_a_tool_that_raises_returns_is_error_and_mcp_error_is_a_json_rpc_error(s
 
 
 def test_unknown_tools_and_bad_arguments(server: FakeServer) -> None:
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         with pytest.raises(MCPError) as raised:
             client.call_tool("subtract", {"a": 1})
         assert raised.value.code == -32602 and "Unknown tool: subtract" in str(raised.value)
@@ -138,14 +138,18 @@ def test_unknown_tools_and_bad_arguments(server: FakeServer) -> None:
             "Invalid arguments for tool 'add': argument 'a' should be an integer, got 'two'")
         missing = client.call_tool("add", {"a": 1})
         assert missing.is_error and "missing required argument 'b'" in missing.text
-    assert server.calls("add") == [{"a": "two", "b": 1}, {"a": 1}]
+    # Refused before the tool ran: not calls of it, but recorded with the reason.
+    assert server.calls("add") == []
+    assert server.calls("add", include_refused=True) == [{"a": "two", "b": 1}, {"a": 1}]
+    assert [r.refused for r in server.requests if r.method == "tools/call"] == [
+        "Unknown tool: subtract", wrong.text, missing.text]
 
 
 def test_an_explicit_input_schema_replaces_the_signature(server: FakeServer) -> None:
     schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
     server.add_tool(lambda **arguments: f"searched {arguments['q']}", name="search", input_schema=schema,
                     description="Search.")
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         tool = next(t for t in client.list_tools() if t.name == "search")
         assert tool.input_schema == schema and tool.description == "Search."
         assert client.call_tool("search", {"q": "mcp"}).text == "searched mcp"
@@ -153,7 +157,7 @@ def test_an_explicit_input_schema_replaces_the_signature(server: FakeServer) -> 
 
 def test_adding_a_tool_tells_connected_clients_the_list_changed(server: FakeServer) -> None:
     changed = threading.Event()
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         client.on_notification("notifications/tools/list_changed", lambda params: changed.set())
         assert [t.name for t in client.list_tools()] == ["add", "stats"]  # cached: listChanged was promised
 
@@ -181,7 +185,7 @@ def test_resources_templates_and_not_found() -> None:
         def profile(user_id: str) -> Dict[str, str]:
             return {"id": user_id}
 
-        with server.client() as client:
+        with server.client(protocol="legacy") as client:
             assert [(r.uri, r.name, r.mime_type) for r in client.list_resources()] == [
                 ("file:///notes.txt", "notes", "text/markdown"), ("file:///logo.png", "logo", "image/png")]
             assert [(t.uri_template, t.name) for t in client.list_resource_templates()] == [
@@ -200,7 +204,7 @@ def test_resources_templates_and_not_found() -> None:
 
 def test_subscriptions_get_resource_updates(server: FakeServer) -> None:
     updates: "queue.Queue[Dict[str, Any]]" = queue.Queue()
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         client.on_notification("notifications/resources/updated", updates.put)
         assert server.resource_updated("memo://today") == 0  # nobody subscribed yet
         client.subscribe_resource("memo://today")
@@ -215,7 +219,7 @@ def test_prompts_render_and_check_their_arguments(server: FakeServer) -> None:
     def review_prompt(code: str) -> List[Any]:
         return [("assistant", "Paste the code."), {"role": "user", "content": code}]
 
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         prompts = {p.name: p for p in client.list_prompts()}
         assert [(a.name, a.required) for a in prompts["greet"].arguments] == [("name", True), ("style", False)]
         assert prompts["greet"].description == "Greets someone."
@@ -238,7 +242,7 @@ def test_completions_come_from_a_declared_completer(server: FakeServer) -> None:
     def complete_greet(argument: str, value: str) -> List[str]:
         return [name for name in ("Ada", "Alan", "Grace") if name.startswith(value)] if argument == "name" else []
 
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         found = client.complete({"type": "ref/prompt", "name": "greet"}, "name", "A")
         assert found.values == ["Ada", "Alan"]
         assert client.complete({"type": "ref/prompt", "name": "other"}, "x", "").values == []
@@ -248,7 +252,7 @@ def test_lists_are_paginated_when_asked() -> None:
     with FakeServer(page_size=2) as server:
         for index in range(5):
             server.add_tool(lambda: None, name=f"tool{index}")
-        with server.client() as client:
+        with server.client(protocol="legacy") as client:
             assert [tool.name for tool in client.list_tools()] == [f"tool{i}" for i in range(5)]
             with pytest.raises(MCPError, match="invalid cursor"):
                 client.request("tools/list", {"cursor": "nonsense"})
@@ -259,7 +263,7 @@ def test_lists_are_paginated_when_asked() -> None:
 def test_methods_of_capabilities_the_server_lacks_are_not_found() -> None:
     with FakeServer() as server:
         server.add_tool(lambda: "ok", name="only")
-        with server.client() as client:
+        with server.client(protocol="legacy") as client:
             with pytest.raises(mcpsync.CapabilityError):
                 client.list_prompts()  # the client checks capabilities first
             with pytest.raises(MCPError) as raised:
@@ -272,7 +276,7 @@ def test_methods_of_capabilities_the_server_lacks_are_not_found() -> None:
 def test_explicit_capabilities_replace_the_derived_ones() -> None:
     with FakeServer(capabilities={"tools": {}}) as server:
         server.add_tool(lambda: "ok", name="only")
-        with server.client() as client:
+        with server.client(protocol="legacy") as client:
             assert client.server_capabilities == {"tools": {}}
             with pytest.raises(mcpsync.CapabilityError):
                 client.set_logging_level("info")
@@ -287,7 +291,7 @@ def test_logging_respects_set_level() -> None:
             ctx.log("error", {"code": 7}, logger="db")
             return "ok"
 
-        with server.client(logging_handler=messages.put) as client:
+        with server.client(protocol="legacy", logging_handler=messages.put) as client:
             client.call_tool("noisy")
             assert messages.get(timeout=5) == {"level": "debug", "data": "details"}
             assert messages.get(timeout=5) == {"level": "error", "data": {"code": 7}, "logger": "db"}
@@ -300,7 +304,7 @@ def test_logging_respects_set_level() -> None:
 
 
 def test_recording_calls_and_assertions(server: FakeServer) -> None:
-    with server.client() as client:
+    with server.client(protocol="legacy") as client:
         client.call_tool("add", {"a": 1, "b": 2})
         client.call_tool("add", {"a": 3, "b": 4})
     assert server.calls("add") == [{"a": 1, "b": 2}, {"a": 3, "b": 4}]
@@ -325,15 +329,15 @@ def test_recording_calls_and_assertions(server: FakeServer) -> None:
 
 
 def test_every_client_gets_its_own_connection_and_close_closes_them(server: FakeServer) -> None:
-    first = server.client(name="first")
-    second = server.client(name="second")
+    first = server.client(protocol="legacy", name="first")
+    second = server.client(protocol="legacy", name="second")
     first.call_tool("add", {"a": 1, "b": 1})
     second.call_tool("add", {"a": 2, "b": 2})
     assert [r.connection for r in server.requests if r.method == "tools/call"] == [1, 2]
     server.close()
     assert not first.connected and not second.connected
     with pytest.raises(RuntimeError, match="is closed"):
-        server.client()
+        server.client(protocol="legacy")
 
 
 def test_connect_accepts_the_transport(server: FakeServer) -> None:

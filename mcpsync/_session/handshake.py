@@ -32,6 +32,7 @@ from .._rpc.options import CallOptions, Deadline
 from .._versions import SUPPORTED_VERSIONS
 from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
 from ..transports.base import Transport
+from ..capabilities import ServerCapabilities
 from ..types import Implementation
 from . import era as _era
 from . import meta as _meta
@@ -146,8 +147,7 @@ class Handshake:
         if version not in SUPPORTED_VERSIONS or (exact is not None and version != exact):
             raise UnsupportedProtocolVersion(str(version), (exact,) if exact is not None else SUPPORTED_VERSIONS)
         session.protocol_version = version
-        capabilities = result.get("capabilities")
-        session.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        session.server_capabilities = ServerCapabilities.from_dict(result.get("capabilities"))
         session.server_info = Implementation.from_dict(result.get("serverInfo") or {})
         instructions = result.get("instructions")
         session.instructions = instructions if isinstance(instructions, str) else None
@@ -172,8 +172,7 @@ class Handshake:
         if result is None:
             session.capabilities_known = False
             return
-        capabilities = result.get("capabilities")
-        session.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        session.server_capabilities = ServerCapabilities.from_dict(result.get("capabilities"))
         meta = result.get("_meta")
         info = meta.get(_meta.SERVER_INFO) if isinstance(meta, dict) else None
         session.server_info = Implementation.from_dict(info if isinstance(info, dict) else {})

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
+from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
 
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
@@ -36,13 +36,14 @@ from ..cancel import CancelToken
 from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, StreamBroken, TransportClosed
 from .responder import Responder
 from ..transports.base import Transport
+from ..capabilities import ServerCapabilities
 from ..types import Implementation
 from . import meta as _meta
 from . import mrtr as _mrtr
 from .callbacks import PROGRESS_SIGNATURE, check_callback
 from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .resend import send_again
-from .tools import offers_tool_tasks, takes_header_plans
+from .tools import takes_header_plans
 from .tracing import with_trace_context
 
 __all__ = ["Session", "SessionHandle", "call_options"]
@@ -118,7 +119,7 @@ class Session:
         self._renew = renew
         self.protocol_version: Optional[str] = None
         self.server_info: Optional[Implementation] = None
-        self.server_capabilities: Dict[str, Any] = {}
+        self.server_capabilities = ServerCapabilities()
         self.instructions: Optional[str] = None
         self.capabilities_known = True  # False for a modern server that would not describe itself
         self.legacy_ask: Tuple[str, bool] = (LATEST_LEGACY_VERSION, False)  # (version, exact) of initialize
@@ -282,8 +283,9 @@ class Session:
         """
         modern = self.modern
         live = self.ready if connected is None else connected
-        self.plain_tool_calls = (live and not modern and "tools" in self.server_capabilities
-                                 and not offers_tool_tasks(self.server_capabilities))
+        capabilities = self.server_capabilities
+        self.plain_tool_calls = (live and not modern and capabilities.tools is not None
+                                 and not (capabilities.tasks is not None and capabilities.tasks.tool_calls))
         self.header_routing = modern and takes_header_plans(self.transport)
 
     def announces(self, kind: str) -> bool:
@@ -319,6 +321,5 @@ class Session:
         """
         if not self.ready:
             raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
-        extensions = self.server_capabilities.get("extensions")
-        if self.capabilities_known and not (isinstance(extensions, dict) and extension in extensions):
+        if self.capabilities_known and extension not in self.server_capabilities.extensions:
             raise CapabilityError(f"Server {self.name!r} does not declare the {extension!r} extension; cannot {what}")

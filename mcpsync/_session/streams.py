@@ -74,7 +74,7 @@ class Streams:
             return
         if wanted:
             self.start_listener()
-        if session.log_level is not None and "logging" in session.server_capabilities:
+        if session.log_level is not None and session.server_capabilities.logging:
             try:
                 session.transport.request("logging/setLevel", {"level": session.log_level},
                                           options=CallOptions(deadline=deadline))

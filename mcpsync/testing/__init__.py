@@ -15,7 +15,7 @@
     server.assert_tool_called("add", a=2, b=40)
 
 :class:`FakeServer` declares tools, resources, resource templates and prompts
-as plain functions, speaks both protocol eras, records every request, and
+as plain functions (and serves skills), speaks both protocol eras, records every request, and
 scripts the unhappy paths (slow, failing, silent and crashing servers, and the
 server's own sampling, elicitation and roots requests). :class:`Context` is
 what a function receives as ``ctx``. :class:`FakeServerMixin` adds

@@ -41,6 +41,7 @@ from ._protocol import (
     CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, MODERN_METHODS, PROTOCOL_VERSION_KEY, RUNS_USER_CODE,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from ._recorder import RecordedRequest
 from ._side import ServerSide
 
 __all__ = ["Connection", "Drop", "Send"]
@@ -277,9 +278,9 @@ class Connection:
         if raw_params is not None and not isinstance(raw_params, dict):
             self.error(request_id, rpc.INVALID_PARAMS, "Invalid params: expected an object")
         elif era == "modern":
-            self._serve_modern(request_id, method, params, meta, str(requested))
+            self._serve_modern(request_id, method, params, meta, str(requested), record)
         elif era == "legacy" and method in LEGACY_METHODS:
-            self._serve(request_id, method, params, "legacy", legacy_version)
+            self._serve(request_id, method, params, "legacy", legacy_version, record)
         else:
             self._refuse(request_id, method)
 
@@ -294,7 +295,7 @@ class Connection:
             self.error(request_id, rpc.INVALID_REQUEST, "Server not initialized: send initialize first")
 
     def _serve_modern(self, request_id: RequestId, method: str, params: JSONObject, meta: JSONObject,
-                      requested: str) -> None:
+                      requested: str, record: RecordedRequest) -> None:
         settings = self.side.settings
         if requested not in settings.modern_versions:
             self.error(request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
@@ -307,11 +308,11 @@ class Connection:
         elif "requestState" in params and method in RUNS_USER_CODE:
             self._resume(request_id, method, params)
         else:
-            self._serve(request_id, method, params, "modern", requested)
+            self._serve(request_id, method, params, "modern", requested, record)
 
     def _serve(self, request_id: RequestId, method: str, params: JSONObject, era: str,
-               version: Optional[str]) -> None:
-        run = Invocation(self, request_id, method, params, era, version)
+               version: Optional[str], record: RecordedRequest) -> None:
+        run = Invocation(self, request_id, method, params, era, version, record)
         if method not in RUNS_USER_CODE:
             self._answer(run, lambda: handle(self.side, self.session, run))
             return

@@ -25,6 +25,7 @@ from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled
 from ._protocol import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LOG_LEVELS, MISSING_CLIENT_CAPABILITY
+from ._recorder import RecordedRequest
 from ._side import ServerSide
 
 if TYPE_CHECKING:  # for the public annotation of Context.server only; never imported at run time
@@ -81,8 +82,9 @@ class Invocation:
     """One run of a user function and the wire request it currently answers."""
 
     def __init__(self, connection: Link, request_id: RequestId, method: str, params: JSONObject,
-                 era: str, protocol_version: Optional[str]) -> None:
+                 era: str, protocol_version: Optional[str], record: Optional[RecordedRequest] = None) -> None:
         self.connection = connection
+        self.record = record  # the first request's record (a refusal before the function runs marks it)
         self.method = method
         self.params = params
         self.era = era

@@ -6,6 +6,8 @@ connection's threads (it never blocks the writer), and the server's answers
 are fed back as the client's input. Closing either end closes the other:
 closing the transport closes the connection and joins its threads; a
 connection that drops (a scripted crash) disconnects the transport.
+
+A client finds the era over it as over stdio: the ``server/discover`` probe first.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ class FakeTransport(MemoryTransport):
     """
 
     kind = "fake"
+    # A FakeServer is a real dual-era server, not a scripted peer: connect to it as to a stdio server
+    # (the server/discover probe, then the handshake if refused), so that client() and run_stdio()
+    # settle the same version. No era cache: the cache keys only stdio and HTTP servers.
+    era_detection = "probe"
 
     def __init__(self, server: "FakeServer", *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
         super().__init__(self._to_server, name=name, timeout=timeout)

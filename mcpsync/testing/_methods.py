@@ -22,7 +22,10 @@ from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError, RequestCancelled
 from ._context import Context, Invocation, LegacySession, NoAnswer
-from ._protocol import LOG_LEVELS, RESOURCE_NOT_FOUND_LEGACY, SERVER_INFO_KEY, UNSUPPORTED_PROTOCOL_VERSION
+from ._protocol import (
+    LOG_LEVELS, RESOURCE_NOT_FOUND_LEGACY, SERVER_INFO_KEY, SKILL_METHODS, SKILLS_EXTENSION,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from ._registry import call, prompt_result, resource_contents, tool_result
 from ._schema import check_arguments
 from ._side import ServerSide
@@ -32,7 +35,7 @@ __all__ = ["finish_result", "handle", "run_user_code"]
 log = logging.getLogger("mcpsync.testing")
 
 _CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
-                        "resources/templates/list", "resources/read"})
+                        "resources/templates/list", "resources/read", "skills/list", "skills/get"})
 _NEEDS = {"tools/list": "tools", "tools/call": "tools", "resources/list": "resources",
           "resources/templates/list": "resources", "resources/read": "resources",
           "resources/subscribe": "resources", "resources/unsubscribe": "resources", "prompts/list": "prompts",
@@ -68,6 +71,8 @@ def handle(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObj
         return {}
     if method == "completion/complete":
         return _complete(side, params)
+    if method in SKILL_METHODS:
+        return _skills(side, run)
     listings = side.registry.listings()
     key = {"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "resourceTemplates",
            "prompts/list": "prompts"}[method]
@@ -139,27 +144,34 @@ def run_user_code(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject
 
     Runs on the request's worker thread and blocks it as long as the function runs.
     """
-    _require_capability(side, run)
     if run.method == "tools/call":
         return _call_tool(side, run, ctx)
+    _require_capability(side, run)
     if run.method == "resources/read":
         return _read_resource(side, run, ctx)
     return _get_prompt(side, run, ctx)
 
 
 def _call_tool(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
-    name = _string(run.params, "name")
-    tool = side.registry.tool(name)
-    if tool is None:
-        raise MCPError(rpc.INVALID_PARAMS, f"Unknown tool: {name}")
-    arguments = run.params.get("arguments")
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise MCPError(rpc.INVALID_PARAMS, "Invalid params: arguments must be an object")
+    try:
+        _require_capability(side, run)
+        name = _string(run.params, "name")
+        tool = side.registry.tool(name)
+        if tool is None:
+            raise MCPError(rpc.INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = run.params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise MCPError(rpc.INVALID_PARAMS, "Invalid params: arguments must be an object")
+    except MCPError as exc:
+        _refused(side, run, exc.message)
+        raise
     problem = check_arguments(tool.input_schema, arguments)
     if problem is not None:
-        return _tool_error(f"Invalid arguments for tool {name!r}: {problem}")
+        text = f"Invalid arguments for tool {name!r}: {problem}"
+        _refused(side, run, text)
+        return _tool_error(text)
     try:
         value = call(tool.fn, tool.context, ctx, arguments)
     except (MCPError, NoAnswer, RequestCancelled):
@@ -170,8 +182,27 @@ def _call_tool(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
     return tool_result(value)
 
 
+def _skills(side: ServerSide, run: Invocation) -> JSONObject:
+    """``skills/list`` (paged like every list) and ``skills/get`` (by the ``SKILL.md`` URI)."""
+    extensions = side.capabilities(run.era).get("extensions")
+    if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
+        raise MCPError(rpc.METHOD_NOT_FOUND, f"Method not found: {run.method} (this server declares no "
+                       f"{SKILLS_EXTENSION} extension)")
+    if run.method == "skills/list":
+        entries = [definition.entry() for definition in side.registry.skills()]
+        return _page(side.settings.page_size, entries, run.params, "skills")
+    uri = _string(run.params, "uri")
+    found = next((d for d in side.registry.skills() if d.uri == uri), None)
+    if found is None:
+        raise MCPError(rpc.INVALID_PARAMS, f"No skill is served at {uri}", {"uri": uri})
+    return {"skill": found.entry()}
+
+
 def _read_resource(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
     uri = _string(run.params, "uri")
+    skill_file = side.registry.skill_file(uri)
+    if skill_file is not None:
+        return {"contents": skill_file}
     found = side.registry.resource_for(uri)
     if found is None:
         if run.era == "modern":
@@ -213,6 +244,12 @@ def finish_result(side: ServerSide, run: Invocation, result: JSONObject) -> JSON
         finished.setdefault("ttlMs", side.settings.ttl_ms)
         finished.setdefault("cacheScope", "public")
     return finished
+
+
+def _refused(side: ServerSide, run: Invocation, reason: str) -> None:
+    """Mark the call's record: answered with ``reason`` before the tool ran (so it is not one of ``calls()``)."""
+    if run.record is not None:
+        side.recorder.refuse(run.record, reason)
 
 
 def _tool_error(text: str) -> JSONObject:

@@ -25,7 +25,8 @@ from .._versions import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 __all__ = [
     "CLIENT_CAPABILITIES_KEY", "CLIENT_INFO_KEY", "LEGACY_METHODS", "LOG_LEVELS", "LOG_LEVEL_KEY",
     "MISSING_CLIENT_CAPABILITY", "MODERN_METHODS", "PROTOCOL_VERSION_KEY", "RESOURCE_NOT_FOUND_LEGACY",
-    "RUNS_USER_CODE", "SERVER_INFO_KEY", "UNSUPPORTED_PROTOCOL_VERSION", "choose_versions", "oldest_first",
+    "RUNS_USER_CODE", "SERVER_INFO_KEY", "SKILLS_EXTENSION", "SKILL_METHODS", "UNSUPPORTED_PROTOCOL_VERSION",
+    "choose_versions", "oldest_first",
 ]
 
 # -- error codes and ``_meta`` keys: the client's own tables, so both sides spell them alike ------
@@ -42,14 +43,18 @@ CLIENT_CAPABILITIES_KEY = meta.CLIENT_CAPABILITIES
 CLIENT_INFO_KEY = meta.CLIENT_INFO
 LOG_LEVEL_KEY = meta.LOG_LEVEL
 SERVER_INFO_KEY = meta.SERVER_INFO
+#: The skills extension's id (SEP-2640), declared in ``capabilities.extensions``.
+SKILLS_EXTENSION = meta.SKILLS_EXTENSION
 
 #: RFC 5424 levels, least severe first (``notifications/message``).
 LOG_LEVELS = tuple(notifications.LOG_LEVELS)
 
 # -- methods ----------------------------------------------------------------------------------
 
+#: The skills extension's requests (answered in both eras, where the extension is declared).
+SKILL_METHODS: FrozenSet[str] = frozenset({"skills/list", "skills/get"})
 _COMMON = {"tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
-           "prompts/list", "prompts/get", "completion/complete"}
+           "prompts/list", "prompts/get", "completion/complete"} | SKILL_METHODS
 #: What a legacy (``initialize``) session may ask.
 LEGACY_METHODS: FrozenSet[str] = frozenset(_COMMON | {"initialize", "ping", "resources/subscribe",
                                                       "resources/unsubscribe", "logging/setLevel"})

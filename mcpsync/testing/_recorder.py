@@ -15,6 +15,7 @@ arrives or their timeout passes.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
@@ -47,6 +48,11 @@ class RecordedRequest:
     """Which connection it came on (from 1)."""
     retry: bool = False
     """A 2026-07-28 retry carrying ``requestState`` (it continues an earlier call)."""
+    refused: Optional[str] = None
+    """Why the server answered this ``tools/call`` without running the tool (an unknown tool,
+    arguments its input schema refused), as the error it answered; None when the tool ran, and
+    for every other method. A refused call stays in :attr:`FakeServer.requests` but is not one
+    of :meth:`FakeServer.calls`: the tool was never called."""
 
     @property
     def tool(self) -> Optional[str]:
@@ -136,6 +142,20 @@ class Recorder:
             self._changed.notify_all()
         return record, fired
 
+    def refuse(self, record: RecordedRequest, reason: str) -> None:
+        """Mark ``record`` (a ``tools/call``) as answered with ``reason`` before its tool ran.
+
+        Called on the request's worker thread before the answer is sent, so a
+        client that has its answer reads the mark. A record forgotten by
+        :meth:`reset` meanwhile stays forgotten.
+        """
+        with self._changed:
+            for position in range(len(self._requests) - 1, -1, -1):
+                if self._requests[position] is record:
+                    self._requests[position] = dataclasses.replace(record, refused=reason)
+                    self._changed.notify_all()
+                    return
+
     def record_notification(self, connection: int, method: str, params: JSONObject) -> None:
         """Log one notification from the client."""
         with self._changed:
@@ -169,9 +189,14 @@ class Recorder:
         with self._lock:
             return list(self._notifications)
 
-    def calls(self, tool: str) -> List[JSONObject]:
-        """The arguments of each call of ``tool``, in order (a 2026-07-28 retry is not a new call)."""
-        return [r.arguments for r in self.requests if r.tool == tool and not r.retry]
+    def calls(self, tool: str, *, include_refused: bool = False) -> List[JSONObject]:
+        """The arguments of each call of ``tool`` that ran it, in order (a 2026-07-28 retry is not a new call).
+
+        ``include_refused`` adds the calls answered before the tool ran
+        (:attr:`RecordedRequest.refused`), in their places: everything the client asked.
+        """
+        return [r.arguments for r in self.requests
+                if r.tool == tool and not r.retry and (include_refused or r.refused is None)]
 
     def reset(self) -> None:
         """Forget the records (pending faults stay)."""
@@ -228,14 +253,23 @@ class Recorder:
         """Assert ``name`` was called, with ``arguments`` among its arguments if any are given."""
         calls = self.calls(name)
         if not calls:
-            called = sorted({r.tool for r in self.requests if r.tool})
-            raise AssertionError(f"Tool {name!r} was not called (called: {called or 'none'})")
+            called = sorted({r.tool for r in self.requests if r.tool and r.refused is None})
+            raise AssertionError(f"Tool {name!r} was not called (called: {called or 'none'}){self._refusals(name)}")
         if arguments and not any(all(key in call and call[key] == value for key, value in arguments.items())
                                  for call in calls):
-            raise AssertionError(f"Tool {name!r} was not called with {arguments!r}; its calls: {calls!r}")
+            raise AssertionError(f"Tool {name!r} was not called with {arguments!r}; its calls: {calls!r}"
+                                 f"{self._refusals(name)}")
 
     def assert_tool_not_called(self, name: str) -> None:
-        """Assert ``name`` was never called."""
+        """Assert ``name`` never ran: a call refused before it ran (:attr:`RecordedRequest.refused`) passes."""
         calls = self.calls(name)
         if calls:
             raise AssertionError(f"Tool {name!r} was called {len(calls)} time(s): {calls!r}")
+
+    def _refusals(self, tool: str) -> str:
+        """For a failed assertion: the calls of ``tool`` refused before it ran, if there were any."""
+        refused = [r for r in self.requests if r.tool == tool and r.refused is not None and not r.retry]
+        if not refused:
+            return ""
+        return (f"; {len(refused)} call(s) of it were refused before it ran, the first with "
+                f"{refused[0].arguments!r}: {refused[0].refused}")

@@ -1,4 +1,4 @@
-"""What a FakeServer offers (tools, resources, resource templates, prompts) and their wire forms.
+"""What a FakeServer offers (tools, resources, resource templates, prompts, skills) and their wire forms.
 
 Each definition keeps the user's function and the metadata it was declared
 with; a :class:`Registry` holds one server's definitions by name; the
@@ -27,6 +27,7 @@ from ..types import (
     ReadResourceResult, ResourceContents, ResourceLink, TextContent,
 )
 from ._schema import signature_schema
+from ._skills import SkillDef
 
 __all__ = [
     "Completer", "PromptDef", "Registry", "ResourceDef", "TemplateDef", "ToolDef", "call", "prompt_result",
@@ -172,6 +173,7 @@ class Registry:
         self._templates: Dict[str, TemplateDef] = {}
         self._prompts: Dict[str, PromptDef] = {}
         self._completers: Dict[str, Completer] = {}
+        self._skills: Dict[str, SkillDef] = {}  # by the URI of the skill's SKILL.md
 
     # -- declaring (each replaces a declaration of the same name) ------------------------------
 
@@ -199,6 +201,21 @@ class Registry:
         with self._lock:
             self._completers[ref] = completer
 
+    def add_skill(self, definition: SkillDef) -> None:
+        with self._lock:
+            self._skills[definition.uri] = definition
+
+    def remove_skill(self, ref: str) -> Optional[SkillDef]:
+        """Withdraw the skill whose ``SKILL.md`` URI, or else name, is ``ref``; return it (None: no such skill)."""
+        with self._lock:
+            found = self._find_skill(ref)
+            return self._skills.pop(found.uri) if found is not None else None
+
+    def replace_skill(self, old: SkillDef, new: SkillDef) -> None:
+        with self._lock:
+            if self._skills.get(old.uri) is old:
+                self._skills[new.uri] = new
+
     # -- looking up ---------------------------------------------------------------------------------
 
     def tool_names(self) -> List[str]:
@@ -206,10 +223,14 @@ class Registry:
             return sorted(self._tools)
 
     def offers(self) -> Set[str]:
-        """Which of ``"tools"``, ``"resources"`` and ``"prompts"`` have at least one declaration."""
+        """Which of ``"tools"``, ``"resources"``, ``"prompts"`` and ``"skills"`` have a declaration.
+
+        A skill's files are resources, so skills offer ``"resources"`` too.
+        """
         with self._lock:
-            kinds = {"tools": bool(self._tools), "resources": bool(self._resources or self._templates),
-                     "prompts": bool(self._prompts)}
+            kinds = {"tools": bool(self._tools),
+                     "resources": bool(self._resources or self._templates or self._skills),
+                     "prompts": bool(self._prompts), "skills": bool(self._skills)}
         return {kind for kind, declared in kinds.items() if declared}
 
     def listings(self) -> Dict[str, List[JSONObject]]:
@@ -231,6 +252,33 @@ class Registry:
     def completer(self, ref: str) -> Optional[Completer]:
         with self._lock:
             return self._completers.get(ref)
+
+    def skills(self) -> List[SkillDef]:
+        """Every skill, in the order declared."""
+        with self._lock:
+            return list(self._skills.values())
+
+    def skill(self, ref: str) -> Optional[SkillDef]:
+        """The skill whose ``SKILL.md`` URI, or else name (when only one has it), is ``ref``."""
+        with self._lock:
+            return self._find_skill(ref)
+
+    def skill_file(self, uri: str) -> Optional[List[JSONObject]]:
+        """The ``resources/read`` contents of a skill's file (None: no skill serves ``uri``)."""
+        with self._lock:
+            skills = list(self._skills.values())
+        for definition in reversed(skills):  # a later declaration wins a URI two skills share
+            contents = definition.contents(uri)
+            if contents is not None:
+                return contents
+        return None
+
+    def _find_skill(self, ref: str) -> Optional[SkillDef]:
+        found = self._skills.get(ref)
+        if found is None:
+            named = [definition for definition in self._skills.values() if definition.name == ref]
+            found = named[0] if len(named) == 1 else None
+        return found
 
     def resource_for(self, uri: str) -> Optional[Tuple[Union[ResourceDef, TemplateDef], Dict[str, str]]]:
         """The resource at ``uri``, or else the first template matching it, with the template's variables."""

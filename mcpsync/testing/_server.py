@@ -24,12 +24,14 @@ from typing import (
 
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
+from ..skills import Skill
 from ._hub import Hub, register
 from ._memory import FakeTransport
 from ._protocol import choose_versions
 from ._recorder import Fault, RecordedNotification, RecordedRequest
 from ._registry import Completer, PromptDef, ResourceDef, TemplateDef, ToolDef
 from ._side import ServerSide, Settings
+from ._skills import FileContent, SkillDef
 from ._stdio import serve_stdio
 
 if TYPE_CHECKING:
@@ -307,6 +309,42 @@ class FakeServer:
 
         return decorate
 
+    def skill(self, name: str, description: str, body: str = "", *,
+              files: Optional[Mapping[str, FileContent]] = None, frontmatter: Optional[Mapping[str, Any]] = None,
+              path: Optional[str] = None, dynamic: bool = False) -> Skill:
+        """Serve a skill (the ``io.modelcontextprotocol/skills`` extension); returns its entry.
+
+        Its ``SKILL.md`` (``skill://<path>/SKILL.md``, ``path`` defaulting to ``name``) is the
+        frontmatter (``name``, ``description``, then ``frontmatter``'s fields) and ``body``;
+        ``files`` maps paths inside the skill to content (``str`` served as text, ``bytes`` as
+        a blob). The manifest's sizes and digests are those of what is served, so a client's
+        checks pass; ``dynamic`` lists no manifest. The same ``path`` again replaces the skill.
+
+        Raises:
+            ValueError: a path climbing out, a file named ``SKILL.md``, frontmatter YAML cannot carry exactly.
+        """
+        made = SkillDef.build(name, description, body, files=files, frontmatter=frontmatter, path=path, dynamic=dynamic)
+        self._registry.add_skill(made)
+        return Skill.from_dict(made.entry())
+
+    def remove_skill(self, skill: Union[Skill, str]) -> None:
+        """Stop serving a skill (its entry, ``SKILL.md`` URI or name); ``skills/get`` then answers ``-32602``."""
+        self._registry.remove_skill(skill.uri if isinstance(skill, Skill) else skill)
+
+    def tamper_skill_file(self, skill: Union[Skill, str], path: str, content: FileContent) -> None:
+        """Serve ``content`` for a skill's file (``"SKILL.md"``, ``"references/GUIDE.md"``), keeping its manifest.
+
+        As if the file changed after it was listed, or was tampered with: a client's read of it
+        fails verification. Declaring the skill again serves it whole.
+
+        Raises:
+            KeyError: no such skill, or no such file in it.
+        """
+        definition = self._registry.skill(skill.uri if isinstance(skill, Skill) else skill)
+        if definition is None:
+            raise KeyError(f"FakeServer {self.name!r} serves no skill {skill!r}")
+        self._registry.replace_skill(definition, definition.tampered(path, content))
+
     # -- what the connections read -----------------------------------------------------------
 
     def server_info(self) -> JSONObject:
@@ -385,9 +423,13 @@ class FakeServer:
         """Every notification the clients sent, in order (a copy)."""
         return self._recorder.notifications
 
-    def calls(self, tool: str) -> List[JSONObject]:
-        """The arguments of each call of ``tool``, in order (a 2026-07-28 retry is not a new call)."""
-        return self._recorder.calls(tool)
+    def calls(self, tool: str, *, include_refused: bool = False) -> List[JSONObject]:
+        """The arguments of each call that ran ``tool``, in order (a 2026-07-28 retry is not a new call).
+
+        A call answered before the tool ran (an unknown tool, arguments the input schema refused) is left
+        out; it stays in :attr:`requests`, its ``.refused`` saying why (``include_refused=True`` keeps it).
+        """
+        return self._recorder.calls(tool, include_refused=include_refused)
 
     def reset(self) -> None:
         """Forget the recorded requests and notifications (declarations and faults stay)."""
@@ -412,11 +454,11 @@ class FakeServer:
         return self._recorder.wait_for_notification(method, count=count, timeout=timeout)
 
     def assert_tool_called(self, name: str, /, **arguments: Any) -> None:
-        """Assert ``name`` was called, with ``arguments`` among its arguments if any are given."""
+        """Assert ``name`` ran, with ``arguments`` among its arguments if any are given (as :meth:`calls` counts)."""
         self._recorder.assert_tool_called(name, **arguments)
 
     def assert_tool_not_called(self, name: str) -> None:
-        """Assert ``name`` was never called."""
+        """Assert ``name`` never ran; a call refused before it ran (say, by the input schema) passes."""
         self._recorder.assert_tool_not_called(name)
 
     # -- unhappy paths ------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 from .._rpc.jsonrpc import JSONObject
+from ._protocol import SKILLS_EXTENSION
 from ._recorder import Recorder
 from ._registry import Registry
 
@@ -81,9 +82,9 @@ class ServerSide:
     def capabilities(self, era: str = "legacy") -> JSONObject:
         """The capabilities advertised to a client of ``era`` (``"legacy"`` or ``"modern"``).
 
-        Derived from what is declared (plus logging and completions) unless
-        the settings give them; 2026-07-28 has no ``listChanged`` or
-        ``subscribe`` flags.
+        Derived from what is declared (plus logging and completions; skills
+        declare the skills extension) unless the settings give them;
+        2026-07-28 has no ``listChanged`` or ``subscribe`` flags.
         """
         if self.settings.capabilities is not None:
             return copy.deepcopy(self.settings.capabilities)
@@ -98,4 +99,6 @@ class ServerSide:
             capabilities["prompts"] = {"listChanged": True} if legacy else {}
         capabilities["logging"] = {}
         capabilities["completions"] = {}
+        if "skills" in offered:
+            capabilities["extensions"] = {SKILLS_EXTENSION: {}}
         return capabilities

@@ -47,11 +47,11 @@ class FakeServerMixin:
         self._check(lambda server: server.assert_tool_called(name, **arguments))
 
     def assertToolNotCalled(self, name: str) -> None:
-        """Fail if tool ``name`` was called."""
+        """Fail if tool ``name`` ran (a call refused before it ran, by the input schema say, passes)."""
         self._check(lambda server: server.assert_tool_not_called(name))
 
     def assertToolCallCount(self, name: str, count: int) -> None:
-        """Fail unless tool ``name`` was called exactly ``count`` times."""
+        """Fail unless tool ``name`` ran exactly ``count`` times (refused calls are not counted)."""
 
         def check(server: FakeServer) -> None:
             calls = server.calls(name)
