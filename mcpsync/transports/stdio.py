@@ -137,7 +137,8 @@ class StdioTransport(Transport):
         if resolved is not None:
             argv[0] = resolved
         try:
-            self._proc = _process.spawn(argv, _process.build_env(self.env, self.inherit_env), self.cwd)
+            self._proc = _process.spawn(argv, _process.build_env(self.env, self.inherit_env), self.cwd,
+                                        grace=self.shutdown_timeout)
         except (OSError, ValueError) as exc:
             why = (f"no program {self.command!r} was found on PATH; install it, or give its full path"
                    if isinstance(exc, FileNotFoundError) and resolved is None
