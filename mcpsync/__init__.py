@@ -19,6 +19,7 @@ from ._version import __version__
 from .cancel import CancelToken
 from .client import Client, connect
 from .progress import ProgressBar
+from ._signals import SignalExit, install_signal_handlers
 from .exceptions import (
     AuthError,
     CapabilityError,
@@ -180,6 +181,7 @@ __all__ = [
     "ServerNotConnected",
     "ServerStatus",
     "SessionExpired",
+    "SignalExit",
     "Skill",
     "SkillContent",
     "SkillFile",
@@ -209,6 +211,7 @@ __all__ = [
     "call_mcp",
     "connect",
     "create_transport",
+    "install_signal_handlers",
     "parse_sse",
 ]
 

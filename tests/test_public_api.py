@@ -42,6 +42,8 @@ def test_all_is_pinned():
         "LoadedSkill", "Skill", "SkillContent", "SkillFile", "SkillVerificationError", "UnknownSkillError",
         # fork safety and pickling (issue 12)
         "ForkedError",
+        # no orphans: the opt-in orderly close on SIGTERM, SIGHUP and SIGINT (issue 12)
+        "SignalExit", "install_signal_handlers",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"
