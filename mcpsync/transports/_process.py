@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -185,8 +186,8 @@ def _python() -> Optional[str]:
 
 class Watchdog:
     """This process's one watchdog process (see :mod:`._watchdog`): started when the first
-    server is guarded, told about each server's group, and ended (its pipe closed, then
-    reaped) once the last one is forgotten. A watchdog found dead is replaced, and told about
+    server is guarded, told about each server's group, and ended (its stdin closed, then
+    reaped once its stdout, never written, reaches end of file) once the last one is forgotten. A watchdog found dead is replaced, and told about
     every group. In a forked child the parent's watchdog is the parent's: the child closes its
     copy of the pipe (so the parent's death is still seen) and starts its own when it needs one.
 
@@ -250,6 +251,7 @@ class Watchdog:
         if proc is not None:
             setattr(proc, "_child_created", False)  # not this process's child: never wait for it
             close_copy(proc.stdin)
+            close_copy(proc.stdout)
 
     def _mine(self) -> "threading.RLock":
         if self._owner != os.getpid():  # forked without the at-fork hook (a raw fork from C)
@@ -300,7 +302,7 @@ class Watchdog:
             return None
         try:
             proc: "subprocess.Popen[bytes]" = subprocess.Popen(
-                [python, "-I", "-S", _watchdog.SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                [python, "-I", "-S", _watchdog.SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, cwd="/", close_fds=True, start_new_session=True, bufsize=0,
             )
         except OSError as exc:
@@ -322,27 +324,27 @@ class Watchdog:
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        if proc.stdin is not None:
-            close_copy(proc.stdin)
+        close_copy(proc.stdin)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        close_copy(proc.stdout)
 
     def _retire(self) -> None:
         """Nothing is guarded: close the pipe, which tells the watchdog to exit, and reap it."""
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        if proc.stdin is not None:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
+        close_copy(proc.stdin)
+        # The watchdog never writes on its stdout: its end of file is the watchdog's exit,
+        # seen at once (Popen.wait with a timeout would poll).
+        exited = proc.stdout is None or bool(select.select([proc.stdout], [], [], _RETIRE_TIMEOUT)[0])
         try:
-            proc.wait(_RETIRE_TIMEOUT)
+            proc.wait(1.0 if exited else 0.0)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        close_copy(proc.stdout)
 
 
 #: The watchdog of this process.
