@@ -29,7 +29,7 @@ log = logging.getLogger("mcpsync.transport.stdio")
 WATCHDOG_ENV = "MCPSYNC_WATCHDOG"
 #: How long closing the last guarded server waits for the watchdog to exit before killing it.
 _RETIRE_TIMEOUT = 5.0
-_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*(-[a-z]+)?$")
 
 #: Variables a stdio server inherits from the parent unless ``inherit_env=True``.
 #: Everything else (API keys, tokens, cloud credentials) stays in the parent.

@@ -58,7 +58,8 @@ class StdioTransport(Transport):
 
     Thread safety: see :class:`Transport`. The server's process group never
     outlives this object: :meth:`close`, garbage collection and interpreter
-    exit all end it.
+    exit all end it, and on Linux so does this process's watchdog if the process
+    dies without running any of them (``MCPSYNC_WATCHDOG=0`` turns it off).
     """
 
     kind = "stdio"
