@@ -186,10 +186,11 @@ def _python() -> Optional[str]:
 
 class Watchdog:
     """This process's one watchdog process (see :mod:`._watchdog`): started when the first
-    server is guarded, told about each server's group, and ended (its stdin closed, then
-    reaped once its stdout, never written, reaches end of file) once the last one is forgotten. A watchdog found dead is replaced, and told about
-    every group. In a forked child the parent's watchdog is the parent's: the child closes its
-    copy of the pipe (so the parent's death is still seen) and starts its own when it needs one.
+    server is guarded, told about each server's group, and ended once the last one is
+    forgotten (its stdin closed, then reaped once its stdout, never written, reaches end of
+    file). A watchdog found dead is replaced, and told about every group. In a forked child
+    the parent's watchdog is the parent's: the child closes its copy of the pipe (so the
+    parent's death is still seen) and starts its own when it needs one.
 
     A transport collected by the garbage collector closes itself, and may do so on a thread
     that is already in here (any allocation can run the collector): such a nested ``forget``
@@ -338,13 +339,25 @@ class Watchdog:
         close_copy(proc.stdin)
         # The watchdog never writes on its stdout: its end of file is the watchdog's exit,
         # seen at once (Popen.wait with a timeout would poll).
-        exited = proc.stdout is None or bool(select.select([proc.stdout], [], [], _RETIRE_TIMEOUT)[0])
+        exited = _ends_within(proc.stdout, _RETIRE_TIMEOUT)
         try:
             proc.wait(1.0 if exited else 0.0)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
         close_copy(proc.stdout)
+
+
+def _ends_within(stream: "Optional[IO[bytes]]", timeout: float) -> bool:
+    """Whether the pipe ``stream`` (never written to) reaches end of file within ``timeout``."""
+    if stream is None:
+        return True
+    try:
+        poller = select.poll()  # not select.select: it fails for descriptors over 1023
+        poller.register(stream.fileno(), select.POLLIN)
+        return bool(poller.poll(timeout * 1000))
+    except (OSError, ValueError):
+        return True
 
 
 #: The watchdog of this process.
