@@ -120,12 +120,12 @@ def terminate(proc: "subprocess.Popen[bytes]", grace: float) -> None:
     """End the child and its process group: wait ``grace``, SIGTERM, wait, SIGKILL.
 
     The caller has already closed the child's stdin, which well-behaved servers
-    take as the signal to exit. Then the watchdog forgets the group.
+    take as the signal to exit. Then the watchdog forgets the group; if ending it was
+    interrupted (a KeyboardInterrupt, a signal's exception), the group stays guarded, so the
+    watchdog still ends it when this process dies.
     """
-    try:
-        _end(proc, grace)
-    finally:
-        WATCHDOG.forget(proc.pid)
+    _end(proc, grace)
+    WATCHDOG.forget(proc.pid)
 
 
 def _end(proc: "subprocess.Popen[bytes]", grace: float) -> None:
@@ -265,6 +265,10 @@ class Watchdog:
             if self._groups.pop(pgid, None) is None:
                 continue
             self._send(f"- {pgid}\n")
+            for other in list(self._groups):  # a group whose close was interrupted may have ended since
+                if not _group_exists(other):
+                    del self._groups[other]
+                    self._send(f"- {other}\n")
             if not self._groups:
                 self._retire()
 
@@ -346,6 +350,16 @@ class Watchdog:
             proc.kill()
             proc.wait()
         close_copy(proc.stdout)
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def _ends_within(stream: "Optional[IO[bytes]]", timeout: float) -> bool:
