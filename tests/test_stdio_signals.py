@@ -180,6 +180,34 @@ def test_a_client_ended_by_a_signal_takes_its_servers_helpers_with_it(running: L
     until(lambda: not alive(helper), timeout=10)  # and its group was ended
 
 
+def test_every_server_of_a_killed_client_is_ended_by_its_one_watchdog(running: List[Running]) -> None:
+    code = PREAMBLE + f"""
+import threading
+from mcpsync.transports import _process
+clients = []
+def one():
+    clients.append(mcpsync.connect({HELPER_SERVER!r}, timeout=20))
+threads = [threading.Thread(target=one) for _ in range(4)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+pids = [str(_process.WATCHDOG.pid)]
+for client in clients:
+    pids += [str(client.transport.pid), client.call_tool("helper").text]
+print(" ".join(pids), flush=True)
+sys.stdin.read()
+"""
+    client = Running(code)
+    running.append(client)
+    watchdog, *servers = client.pids(9)
+    assert all(alive(pid) for pid in servers)
+    client.proc.kill()
+    assert client.proc.wait(20) == -signal.SIGKILL
+    until(lambda: not any(alive(pid) for pid in servers), timeout=10)
+    until(lambda: not alive(watchdog), timeout=10)  # and then it exits
+
+
 def test_a_server_that_ignores_its_stdin_closing_and_sigterm_is_killed_after_the_client_is(
         running: List[Running], tmp_path) -> None:
     # The group's leader ignores SIGTERM (and so do its children) and outlives its server child.
