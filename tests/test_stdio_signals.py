@@ -126,8 +126,8 @@ class Running:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(ROOT))
         self.started: List[int] = []
         self.stderr: List[str] = []
-        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
-        self._drain.start()
+        self.drain = threading.Thread(target=self._read_stderr, daemon=True)
+        self.drain.start()
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -148,7 +148,7 @@ class Running:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(10)
-        self._drain.join(10)
+        self.drain.join(10)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
@@ -278,7 +278,7 @@ def test_the_command_closes_its_servers_in_order_on_a_signal(running: List[Runni
     command.started += [helper, leader]
     command.proc.send_signal(signum)
     assert command.proc.wait(20) == code
-    command._drain.join(10)
+    command.drain.join(10)
     assert f"mcpsync: error: {said}" in "".join(command.stderr)
     assert not alive(leader) and not alive(helper)
 
