@@ -20,6 +20,7 @@ from .cancel import CancelToken
 from .capabilities import ServerCapabilities
 from .client import Client, connect
 from .progress import ProgressBar
+from ._signals import SignalExit, install_signal_handlers
 from .exceptions import (
     AuthError,
     CapabilityError,
@@ -183,6 +184,7 @@ __all__ = [
     "ServerNotConnected",
     "ServerStatus",
     "SessionExpired",
+    "SignalExit",
     "Skill",
     "SkillContent",
     "SkillFile",
@@ -213,6 +215,7 @@ __all__ = [
     "call_mcp",
     "connect",
     "create_transport",
+    "install_signal_handlers",
     "parse_sse",
 ]
 

@@ -46,6 +46,8 @@ def test_all_is_pinned():
         "StreamBroken",
         # the server's capabilities, typed (issue 15)
         "ServerCapabilities",
+        # no orphans: the opt-in orderly close on SIGTERM, SIGHUP and SIGINT (issue 12)
+        "SignalExit", "install_signal_handlers",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"

@@ -41,6 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from .. import config as mcpconfig
 from ..exceptions import ConfigError, MCPSyncError, UnknownServerError
 from . import _output as out
+from . import _signals as signals_cli
 from . import _skills as skills_cli
 
 __all__ = ["main"]
@@ -70,7 +71,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return out.EXIT_USAGE
     restore_logging = out.configure_logging(args.debug)
     try:
-        return _run(args, target)
+        return signals_cli.run(lambda: _run(args, target))
     except KeyboardInterrupt:
         out.error("interrupted")
         return out.EXIT_INTERRUPTED

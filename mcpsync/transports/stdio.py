@@ -58,7 +58,8 @@ class StdioTransport(Transport):
 
     Thread safety: see :class:`Transport`. The server's process group never
     outlives this object: :meth:`close`, garbage collection and interpreter
-    exit all end it.
+    exit all end it, and on Linux so does this process's watchdog if the process
+    dies without running any of them (``MCPSYNC_WATCHDOG=0`` turns it off).
     """
 
     kind = "stdio"
@@ -137,7 +138,8 @@ class StdioTransport(Transport):
         if resolved is not None:
             argv[0] = resolved
         try:
-            self._proc = _process.spawn(argv, _process.build_env(self.env, self.inherit_env), self.cwd)
+            self._proc = _process.spawn(argv, _process.build_env(self.env, self.inherit_env), self.cwd,
+                                        grace=self.shutdown_timeout)
         except (OSError, ValueError) as exc:
             why = (f"no program {self.command!r} was found on PATH; install it, or give its full path"
                    if isinstance(exc, FileNotFoundError) and resolved is None

@@ -1,0 +1,198 @@
+"""The watchdog: a small process that ends a client's stdio servers when the client dies.
+
+A client killed by SIGKILL, or by SIGTERM or SIGHUP left at their default action, runs no
+code of its own: no ``close()``, no ``atexit``. Its servers see their stdin reach end of file,
+but a server that does not exit then, and every process a server started, would be left
+running. So on Linux a client process starts this program (``python -I -S _watchdog.py``,
+in a session of its own) when it starts its first stdio server, and tells it on its stdin
+about each server's process group. The client holds the only writing end of that pipe, so
+end of file means the client process is gone, whichever of its threads started the servers
+(unlike ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked exits). The watchdog
+then ends each group still guarded the way ``close()`` would: it gives the server its grace
+period to exit by itself, then sends SIGTERM to the group, waits again, and sends SIGKILL.
+With no group left to guard, the client closes the pipe and the watchdog exits at once.
+
+The lines on stdin: ``+ PGID GRACE`` guards a group, ``- PGID`` forgets it. SIGTERM and
+SIGHUP to the watchdog end its groups at once, as end of file does.
+
+So that it never signals a group whose number was reused after the server's group ended,
+the watchdog checks its groups every few seconds, forgets those that have ended, and
+remembers when each group's leader started (a process with that number that started at
+another time is not the server).
+
+This module imports only the standard library: it runs as a script, outside the package,
+and the transport's process code uses its ``/proc`` readers.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import time
+from typing import Dict, List, Optional, Set, Tuple
+
+SCRIPT = os.path.abspath(__file__)
+
+#: How often (seconds) the watchdog forgets groups that have ended.
+PRUNE_EVERY = 2.0
+_POLL = 0.01
+
+
+def _stat(pid: int) -> Optional[List[str]]:
+    """The fields of ``/proc/PID/stat`` after the command name (state, ppid, pgrp, ...), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def running_groups() -> Optional[Set[int]]:
+    """The process group of every running process (zombies are already dead: not counted).
+
+    None where there is no ``/proc`` to read.
+    """
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    groups = set()
+    for entry in entries:
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            if fields is not None and fields[0] not in ("Z", "X"):
+                groups.add(int(fields[2]))
+    return groups
+
+
+def started_at(pid: int) -> Optional[str]:
+    """When ``pid`` started (clock ticks since boot, as text), or None if it is not running."""
+    fields = _stat(pid)
+    if fields is None or fields[0] in ("Z", "X") or len(fields) < 20:
+        return None
+    return fields[19]
+
+
+class _Stop(Exception):
+    """SIGTERM or SIGHUP to the watchdog: end the groups now."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stop()
+
+
+def _killpg(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+class Guarded:
+    """One server's group, with what the watchdog needs to end it safely."""
+
+    def __init__(self, pgid: int, grace: float) -> None:
+        self.pgid = pgid
+        self.grace = grace
+        self.leader_started = started_at(pgid)
+
+    def leader_running(self) -> bool:
+        """Whether the server itself (not a process that reused its number) still runs."""
+        now = started_at(self.pgid)
+        return now is not None and now == self.leader_started
+
+    def reused(self) -> bool:
+        """Whether another process now runs under the leader's number (so the group is not ours)."""
+        now = started_at(self.pgid)
+        return now is not None and self.leader_started is not None and now != self.leader_started
+
+
+def apply(groups: Dict[int, Guarded], line: bytes) -> None:
+    """Take one line of the protocol; a malformed one is ignored."""
+    words = line.split()
+    try:
+        if len(words) == 3 and words[0] == b"+":
+            pgid = int(words[1])
+            if pgid > 1:
+                groups[pgid] = Guarded(pgid, max(0.0, float(words[2])))
+        elif len(words) == 2 and words[0] == b"-":
+            groups.pop(int(words[1]), None)
+    except ValueError:
+        pass
+
+
+def prune(groups: Dict[int, Guarded]) -> None:
+    """Forget the groups that have ended (one signal-0 probe each)."""
+    for pgid in list(groups):
+        if not _killpg(pgid, 0):
+            del groups[pgid]
+
+
+def end_groups(groups: List[Guarded], poll: float = _POLL) -> None:
+    """End every group: its grace for the server to exit, SIGTERM to the group, grace, SIGKILL."""
+    stages: Dict[int, Tuple[int, float]] = {}  # pgid -> (0 waiting, 1 SIGTERM sent, 2 SIGKILL sent; since)
+    start = time.monotonic()
+    pending = [g for g in groups if not g.reused()]
+    for guarded in pending:
+        stages[guarded.pgid] = (0, start)
+    while pending:
+        now = time.monotonic()
+        live = running_groups()
+        still: List[Guarded] = []
+        for guarded in pending:
+            stage, since = stages[guarded.pgid]
+            if live is not None and guarded.pgid not in live:
+                continue  # the group has ended
+            if live is None and not _killpg(guarded.pgid, 0):
+                continue
+            waited = now - since
+            if stage == 0 and (waited >= guarded.grace or not guarded.leader_running()):
+                if not guarded.reused():
+                    _killpg(guarded.pgid, signal.SIGTERM)
+                stages[guarded.pgid] = (1, now)
+            elif stage == 1 and waited >= guarded.grace:
+                if not guarded.reused():
+                    _killpg(guarded.pgid, signal.SIGKILL)
+                stages[guarded.pgid] = (2, now)
+            elif stage == 2 and waited >= max(guarded.grace, 1.0):
+                continue  # unkillable (a process in uninterruptible sleep): give up on it
+            still.append(guarded)
+        pending = still
+        if pending:
+            time.sleep(poll)  # a separate process: nothing else waits on it
+
+
+def main() -> int:
+    """Guard the groups named on stdin until it reaches end of file, then end those left."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
+    groups: Dict[int, Guarded] = {}
+    pending = b""
+    last_prune = time.monotonic()
+    try:
+        while True:
+            ready, _, _ = select.select([0], [], [], PRUNE_EVERY)
+            if ready:
+                chunk = os.read(0, 65536)
+                if not chunk:
+                    break  # the client is gone (or closed the pipe: then nothing is guarded)
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    apply(groups, line)
+            if time.monotonic() - last_prune >= PRUNE_EVERY:
+                prune(groups)
+                last_prune = time.monotonic()
+    except (_Stop, OSError):
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    end_groups(list(groups.values()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
