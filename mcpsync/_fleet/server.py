@@ -51,7 +51,9 @@ WAITING = frozenset({CONNECTING, DEFERRED, RECONNECTING})
 
 @dataclass(frozen=True)
 class ReconnectPolicy:
-    """How a server whose connection closed unexpectedly is reconnected.
+    """How a server whose connection closed unexpectedly is reconnected: a stdio server that
+    exited, a legacy SSE stream that dropped, a Streamable HTTP server that stopped taking
+    connections after it had answered (down, or restarting).
 
     Attempt *n* (from 0) of a burst starts after
     ``min(max_delay, initial_delay * multiplier**n)`` seconds, changed at random

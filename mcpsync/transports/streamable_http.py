@@ -9,9 +9,15 @@ server-initiated messages.
 
 Sessions: the ``Mcp-Session-Id`` a response carries is sent on every later
 request; after the handshake the negotiated ``MCP-Protocol-Version`` is sent
-too. A 404 on a request that carried a session id raises
-:class:`~mcpsync.SessionExpired` (the session id is dropped first, so the
-client's new ``initialize`` goes out without it).
+too. A 404 on a request that carried a session id, or a 400 whose body speaks
+of the session (TypeScript-SDK servers answer an unknown session with 400 "No
+valid session ID provided"), raises :class:`~mcpsync.SessionExpired`: the
+server refused the request without running it (the session id is dropped first,
+so the client's new ``initialize`` goes out without it, and the request is sent
+again). A refused connection fails only its request, with ConnectError (nothing
+was sent); with :attr:`~StreamableHTTPTransport.close_when_unreachable` (set by
+a Manager) it closes the transport as lost once the server had answered, so the
+manager's reconnect policy takes over.
 
 Resumability (2025-11-25): when a POST's stream ends before its response,
 the transport waits exactly the stream's ``retry`` delay and reconnects with
