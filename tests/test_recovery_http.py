@@ -190,3 +190,18 @@ def test_a_call_the_server_may_have_seen_is_not_sent_twice(restartable: Callable
             manager.call_tool("mcp_web_bad")  # answered (400): an error, never a reason to resend
         assert server.methods().count("initialize") == 1
         until(lambda: manager.server_status("web").state == "connected")
+
+
+def test_a_managed_server_whose_listener_stream_finds_it_gone_is_reconnecting_without_a_call(
+        restartable: Callable[..., Any]) -> None:
+    first = restartable("sdk")
+    config = {"mcpServers": {"web": {"url": first.url()}}}
+    with Manager(config, cache=False, reconnect=PATIENT, client_options={"protocol": "legacy"}) as manager:
+        manager.wait(30)
+        until(lambda: manager.client("web").transport.listening)  # the GET stream for list_changed
+        first.stop()
+        assert manager.wait_until(state_is("web", "reconnecting"), 30)
+        restartable("sdk", first.port)
+        assert manager.wait_until(state_is("web", "connected"), 30)
+        assert manager.call_tool("mcp_web_echo", {"text": "back"}).text == "back"
+        assert manager.server_status("web").reconnects >= 1
