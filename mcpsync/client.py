@@ -251,8 +251,8 @@ class Client:
             if session.ready:
                 return self
             budget = timeout if timeout is not None else session.transport.timeout
-            deadline = Deadline.after(budget)
-            self._handshake.connect(session, self._inbound.attach, self.protocol, self.probe_timeout, deadline, budget)
+            deadline = self._handshake.connect(session, self._inbound.attach, self.protocol, self.probe_timeout,
+                                               Deadline.after(budget), budget)  # moved on past a login
             session.settle(connected=True)
             session.ready = True  # last: a thread that sees it sees a settled session
             wanted = self._inbound.wanted(session.transport, session.server_capabilities)

@@ -8,7 +8,7 @@
     │   │   └── ServerNotConnected   a managed server is failed, closed or not started
     │   ├── TransportClosed          the connection is gone (text starts "Transport closed")
     │   └── HTTPStatusError          an HTTP response had a non-2xx status
-    │       └── SessionExpired       404 for a request that carried an Mcp-Session-Id
+    │       └── SessionExpired       404, or a 400 naming the session, to a request with an Mcp-Session-Id
     ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
     │   ├── UnsupportedProtocolVersion
     │   ├── StreamBroken             an HTTP response stream ended before its response
@@ -148,7 +148,8 @@ def _rebuild_http(message: str, status: int, headers: dict[str, str], body: str,
 
 
 class SessionExpired(HTTPStatusError):
-    """The server answered 404 to a request that carried its ``Mcp-Session-Id``: the session is gone.
+    """The server answered 404 (or a 400 whose body speaks of the session, as TypeScript-SDK servers do)
+    to a request that carried its ``Mcp-Session-Id``: the session is gone, and the request was not run.
 
     The transport has already dropped the stale id; the client starts a new
     session (a fresh ``initialize``) and retries the request once.

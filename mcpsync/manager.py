@@ -346,10 +346,10 @@ class Manager:
     ) -> CallToolResult:
         """Call a tool by its qualified name; waits for its server if it is still (re)connecting.
 
-        ``timeout`` is in seconds (default: the server's timeout) and is one deadline over
-        the wait for the connection and the call together: the call gets what the wait
-        left (a tool that runs as a task, all of its wait). A result with ``is_error`` is
-        returned, not raised.
+        ``timeout`` (seconds; default: the server's timeout) is one deadline over the wait for the
+        connection and the call together. A call that provably never reached the server (it was down,
+        restarting, just lost) waits in that time for the reconnect and is sent again (once). A result
+        with ``is_error`` is returned, not raised.
 
         Raises:
             UnknownToolError: no tool has that name.
@@ -367,10 +367,10 @@ class Manager:
         budget = server.timeout if timeout is None else timeout
         deadline = Deadline.after(budget)
         options = CallOptions(timeout=budget, cancel=cancel, on_progress=on_progress, deadline=deadline)
-        client = server.wait_client(deadline, cancel, budget)
-        # The one options value, deadline included, goes to the client whole (its public call_tool
-        # would start a new clock from a timeout).
-        result = client._call_tool(entry.name, arguments, False, options)  # noqa: SLF001 see above
+        # The one options value, deadline included, goes to the client whole (its public call_tool would start
+        # a new clock); a call that never reached the server is sent again after the reconnect (ManagedServer.call).
+        result = server.call(lambda c, o: c._call_tool(entry.name, arguments, False, o),  # noqa: SLF001
+                             options, budget)
         assert isinstance(result, CallToolResult)
         return result
 

@@ -24,14 +24,15 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional
 
-from .._rpc.options import Deadline
+from .._rpc.options import CallOptions, Deadline
 from ..cancel import CancelToken
 from ..client import Client
 from ..config import ServerConfig
 from ..exceptions import (
-    CapabilityError, ConfigError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
+    CapabilityError, ConfigError, ConnectError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
 )
 from ..transports import create_transport
+from ..transports.streamable_http import StreamableHTTPTransport
 from ..types import Tool
 
 log = logging.getLogger("mcpsync.manager")
@@ -50,7 +51,9 @@ WAITING = frozenset({CONNECTING, DEFERRED, RECONNECTING})
 
 @dataclass(frozen=True)
 class ReconnectPolicy:
-    """How a server whose connection closed unexpectedly is reconnected.
+    """How a server whose connection closed unexpectedly is reconnected: a stdio server that
+    exited, a legacy SSE stream that dropped, a Streamable HTTP server that stopped taking
+    connections after it had answered (down, or restarting).
 
     Attempt *n* (from 0) of a burst starts after
     ``min(max_delay, initial_delay * multiplier**n)`` seconds, changed at random
@@ -300,6 +303,10 @@ class ManagedServer:
                 return  # superseded while it waited for its turn
         try:
             transport = create_transport(config.transport_config(), name=config.name, timeout=self.timeout)
+            if isinstance(transport, StreamableHTTPTransport):
+                # A server that stops taking connections is lost, as a stdio server that exits is:
+                # the reconnect policy applies to both.
+                transport.close_when_unreachable = True
             client = Client(transport, timeout=self.timeout, **self.host.client_options)
         except Exception as exc:  # a config the transport refuses, say an HTTP type not available
             self._attempt_failed(generation, exc, None)
@@ -407,6 +414,33 @@ class ManagedServer:
         except Exception as exc:
             log.warning("[%s] Could not refresh the tool list: %s", self.name, exc)
 
+    # -- calls (caller threads) ------------------------------------------------------------
+
+    def call(self, send: Callable[[Client, CallOptions], Any], options: CallOptions, budget: float) -> Any:
+        """``send(client, options)`` on the connected client, waiting for the connection first.
+
+        ``options.deadline`` ends the wait and the call together (``budget`` is its length in
+        seconds, for the error messages). A request that provably never reached the server
+        (the connection was already closed before it got an id, or the server refused the
+        connection: it is down or restarting) waits for the reconnect, within the same
+        deadline, and is sent once more on the new connection. One the server may have
+        seen is never sent twice.
+
+        Raises:
+            as :meth:`wait_client`, and whatever ``send`` raises.
+        """
+        deadline = options.deadline if options.deadline is not None else Deadline.after(budget)
+        client = self.wait_client(deadline, options.cancel, budget)
+        ids = _Ids()
+        try:
+            return send(client, options._replace(on_request_id=ids))
+        except (TransportClosed, ConnectError) as exc:
+            if not _undelivered(exc, ids.count) or deadline.expired:
+                raise
+            log.info("[%s] A call never reached the server (%s); sending it again once reconnected", self.name,
+                     str(exc).splitlines()[0])
+        return send(self.wait_client(deadline, options.cancel, budget), options)
+
     # -- waiting (caller threads) ----------------------------------------------------------
 
     def wait_client(self, deadline: Deadline, cancel: Optional[CancelToken], budget: float) -> Client:
@@ -471,6 +505,26 @@ class ManagedServer:
         error = ServerNotConnected(self.name, self.last_error, reason)
         error.__cause__ = self.last_exc
         return error
+
+
+class _Ids:
+    """An ``on_request_id`` that counts the requests a call got ids for (any of them may have been sent)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, _request_id: Any) -> None:
+        self.count += 1
+
+
+def _undelivered(error: BaseException, requests: int) -> bool:
+    """Whether a call that failed with ``error`` after ``requests`` request ids provably reached no server:
+    closed before any request was made, or its only request's connection was refused (nothing was sent)."""
+    if isinstance(error, ConnectError):
+        return requests <= 1
+    return requests == 0
 
 
 def _closed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]") -> None:

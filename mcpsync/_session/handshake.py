@@ -63,8 +63,13 @@ class Handshake:
         self._restore = weakref.WeakMethod(restore)
 
     def connect(self, session: Session, prepare: Callable[[Transport], None], protocol: str, probe_timeout: float,
-                deadline: Deadline, budget: Optional[float]) -> None:
+                deadline: Deadline, budget: Optional[float]) -> Deadline:
         """Open ``session.transport`` (``prepare`` wires it first) and :meth:`run`; fall back once if it offers.
+
+        ``deadline`` bounds every step that waits: opening (a legacy SSE ``endpoint``
+        event), the era probe, the handshake. A person's login while opening is not
+        counted (it has a limit of its own): the deadline moves on by the time it took,
+        and the connect's deadline so moved is returned, for the requests that follow it.
 
         A transport whose connect failed may offer another to try
         (``Transport.fallback_for``); then ``session.transport`` becomes that one,
@@ -73,8 +78,10 @@ class Handshake:
         transport = session.transport
         try:
             prepare(transport)
-            transport.open()
+            transport.open(deadline)
+            deadline = _after_login(deadline, transport)
             self.run(session, protocol, probe_timeout, deadline, budget)
+            return deadline
         except BaseException as exc:
             alternate = transport.fallback_for(exc) if isinstance(exc, Exception) else None
             transport.close()
@@ -84,11 +91,13 @@ class Handshake:
             session.transport = transport = alternate
             try:
                 prepare(transport)
-                transport.open()
+                transport.open(deadline)
+                deadline = _after_login(deadline, transport)
                 self.run(session, protocol, probe_timeout, deadline, budget)
             except BaseException:
                 transport.close()
                 raise
+        return deadline
 
     def run(self, session: Session, protocol: str, probe_timeout: float, deadline: Deadline,
             budget: Optional[float]) -> None:
@@ -191,3 +200,9 @@ class Handshake:
         restore = self._restore() if self._restore is not None else None
         if restore is not None:
             restore(CallOptions(timeout=options.timeout, deadline=options.deadline))
+
+
+def _after_login(deadline: Deadline, transport: Transport) -> Deadline:
+    """``deadline``, moved on by the time the transport's open spent in a person's login."""
+    spent = transport.login_seconds
+    return Deadline(deadline.at + spent) if spent > 0 else deadline

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
+from .._rpc.options import Deadline
 from .._rpc.wire import SendCancelled
 from .._rpc.workers import JobQueue
 from ..cancel import CancelToken
@@ -102,22 +103,30 @@ class HTTPTransportBase(Transport):
         self._requests: Dict[Any, Exchange] = {}
         self._stop = threading.Event()
         self._modern = False  # a 2026-07-28 version is in use (see set_protocol_version)
+        self._open_deadline = Deadline.after(None)  # the connect's deadline, for what opening waits for (see open)
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def open(self) -> None:
+    def open(self, deadline: Optional[Deadline] = None) -> None:
         """Open the connection; an auth object with ``prepare(url)`` (mcpsync.OAuth) may first
         run its login here, on the caller's thread, so a person's login is not bounded by
-        the first request's timeout.
+        the first request's timeout, nor by ``deadline``: the login has its own limit
+        (``login_timeout``), and the time it took is in :attr:`login_seconds` (a connect
+        moves its deadline on by that much).
 
         Raises:
             AuthError: the login failed.
             ConnectError, TransportClosed: as for every transport.
+            RequestTimeout: ``deadline`` passed while opening waited (see :class:`SSETransport`).
         """
         prepare = getattr(self.auth, "prepare", None)
+        self.login_seconds = 0.0
         if callable(prepare) and not self._started and not self._closing:
+            started = time.monotonic()
             prepare(self.url)  # outside the state lock: close() must stay possible meanwhile
-        super().open()
+            self.login_seconds = time.monotonic() - started
+        self._open_deadline = Deadline.after(None) if deadline is None else Deadline(deadline.at + self.login_seconds)
+        super().open(deadline)
 
     def _open(self) -> None:
         self._session = new_session(url=self.url, auth=self.auth, verify=self.verify, cert=self.cert,
@@ -252,9 +261,29 @@ class HTTPTransportBase(Transport):
                 log.debug("[%s] Exchange for request %r ended after it was abandoned: %r",
                           self.name, request_id, exc)
                 return
-            self._engine.fail_request(request_id, self._translated(exc))
+            error = self._translated(exc)
+            self._exchange_failed(error)
+            self._engine.fail_request(request_id, error)
         finally:
             self._untrack(exchange)
+
+    def _exchange_failed(self, error: BaseException) -> None:
+        """Subclass hook, on the pool thread, before a request is failed with ``error``."""
+
+    def _lose(self, cause: BaseException) -> None:
+        """Close as a lost connection (pending calls fail, ``on_close`` runs), from a thread of its own
+        (the close joins the pool threads, and this may run on one); at once marked not connected."""
+        with self._state_lock:
+            if self._closing or not self._started:
+                return
+            self._closing = True
+        threading.Thread(target=self._shut_lost, args=(cause,), name=f"mcpsync-http-lost[{self.name}]",
+                         daemon=True).start()
+
+    def _shut_lost(self, cause: BaseException) -> None:
+        if self.on_error is not None:
+            self._engine.call_soon(self.on_error, cause)
+        self._shutdown(cause)
 
     def _translated(self, exc: BaseException) -> BaseException:
         if isinstance(exc, MCPSyncError):

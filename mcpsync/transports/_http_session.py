@@ -77,7 +77,7 @@ class Exchange:
             self.aborted.set()
             conn = self._conn
             if conn is not None and getattr(conn, "mcpsync_owner", None) is self:
-                _shutdown_socket(getattr(conn, "sock", None))
+                _shutdown_socket(_socket_of(conn))
 
     def running(self) -> "_Running":
         """Context manager: connections used by this thread inside it belong to this exchange."""
@@ -100,7 +100,7 @@ class Exchange:
             conn.mcpsync_owner = self
             self._conn = conn
             if self.aborted.is_set():
-                _shutdown_socket(getattr(conn, "sock", None))
+                _shutdown_socket(_socket_of(conn))
 
 
 class _Running:
@@ -117,6 +117,11 @@ class _Running:
 
     def __exit__(self, *exc_info: Any) -> None:
         _local.exchange = self._previous
+
+
+def _socket_of(conn: Any) -> Any:
+    """The socket ``conn`` uses: its own, or the one a read-until-close response took over."""
+    return getattr(conn, "sock", None) or getattr(conn, "mcpsync_sock", None)
 
 
 def _shutdown_socket(sock: Any) -> None:
@@ -174,6 +179,7 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
         class Tracked(base):  # type: ignore[misc]
             #: The Exchange using this connection now (set and cleared under the owner lock).
             mcpsync_owner: Optional[Exchange] = None
+            mcpsync_sock: Any = None
 
             def request(self, *args: Any, **kwargs: Any) -> Any:
                 _note_connection(self)
@@ -181,6 +187,9 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
 
             def connect(self) -> None:
                 super().connect()
+                # Kept: a response read until the server closes takes the socket over from the
+                # connection (http.client clears ``sock``), and an abort must still reach it.
+                self.mcpsync_sock = self.sock
                 owner = self.mcpsync_owner
                 if owner is not None and owner.aborted.is_set():
                     _shutdown_socket(getattr(self, "sock", None))

@@ -21,7 +21,7 @@ from .. import _fork
 
 from .._rpc.engine import DEFAULT_TIMEOUT, Engine, RequestHandler
 from .._rpc.jsonrpc import JSONObject, RequestId
-from .._rpc.options import DEFAULT_OPTIONS, CallOptions
+from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from .._rpc.wire import CallWire, SendCancelled, Wire
 from .._versions import is_modern
 from ..cancel import CancelToken
@@ -129,8 +129,15 @@ class Transport(abc.ABC):
     def timeout(self, value: Optional[float]) -> None:
         self._engine.default_timeout = value
 
-    def open(self) -> None:
+    #: Seconds the last :meth:`open` spent in a person's login (HTTP with OAuth), which the
+    #: connect's deadline does not count; 0 for transports that log in to nothing.
+    login_seconds = 0.0
+
+    def open(self, deadline: Optional[Deadline] = None) -> None:
         """Start the connection (spawn the process, open the stream). Idempotent.
+
+        ``deadline`` (the connect's) bounds what opening waits for, where it waits (the
+        legacy HTTP+SSE ``endpoint`` event); the transport's own limits apply within it.
 
         Raises:
             ConnectError: the server could not be started or reached.

@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
-from ..exceptions import ConnectError, HTTPStatusError, TransportError
+from ..exceptions import ConnectError, HTTPStatusError, RequestTimeout, TransportError
 from ._http import HTTPTransportBase
 from ._http_io import media_type, not_an_endpoint, read_body, status_error
 from ._http_session import Exchange, prepared_url
@@ -44,7 +44,8 @@ class SSETransport(HTTPTransportBase):
     auth, verify, cert, proxies, timeouts, max_message_size), plus:
 
     Args:
-        endpoint_timeout: seconds to wait for the ``endpoint`` event on open.
+        endpoint_timeout: seconds to wait for the ``endpoint`` event on open (a connect's
+            timeout, when shorter, ends the wait first, with RequestTimeout).
 
     The endpoint must be on the SSE URL's origin (scheme, host and port);
     another origin is refused, so no message, and no credential, goes
@@ -82,12 +83,19 @@ class SSETransport(HTTPTransportBase):
         self._track(self._stream)
         self._reader = threading.Thread(target=self._read, name=f"mcpsync-sse-reader[{self.name}]", daemon=True)
         self._reader.start()
-        arrived = self._endpoint_ready.wait(self.endpoint_timeout)
+        # The connect's deadline (see open) cuts the wait shorter than endpoint_timeout.
+        left = self._open_deadline.remaining()
+        arrived = self._endpoint_ready.wait(max(min(self.endpoint_timeout, left), 0.0))
         error = self._open_error
         if arrived and error is None and self.endpoint is not None:
             log.debug("[%s] Endpoint: %s", self.name, display_url(self.endpoint))
             return
-        if error is None:
+        if error is None and left < self.endpoint_timeout:
+            error = RequestTimeout(f"Connect timeout: {display_url(self.url)} sent no endpoint event in the "
+                                   f"{max(left, 0.0):.3g}s the connect had left: is this an MCP HTTP+SSE endpoint? "
+                                   "(A slow one needs a larger connect timeout.)", timeout=max(left, 0.0),
+                                   server=self.name)
+        elif error is None:
             error = ConnectError(f"No endpoint event from {display_url(self.url)} within "
                                  f"{self.endpoint_timeout:g}s: is this an MCP HTTP+SSE endpoint?")
         self._release_resources()
@@ -122,8 +130,10 @@ class SSETransport(HTTPTransportBase):
         if session is None:
             return
         headers = {"Accept": "text/event-stream", **self.headers}
+        # Connecting, too, ends by the connect's deadline.
+        connect = max(min(self.connect_timeout, self._open_deadline.remaining()), 0.001)
         with self._stream.running():
-            response = session.get(self.url, headers=headers, stream=True, timeout=(self.connect_timeout, None))
+            response = session.get(self.url, headers=headers, stream=True, timeout=(connect, None))
         try:
             if not 200 <= response.status_code < 300:
                 raise status_error(response, first="GET" if self.fallback_from is None else "")

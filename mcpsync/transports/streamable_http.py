@@ -9,9 +9,15 @@ server-initiated messages.
 
 Sessions: the ``Mcp-Session-Id`` a response carries is sent on every later
 request; after the handshake the negotiated ``MCP-Protocol-Version`` is sent
-too. A 404 on a request that carried a session id raises
-:class:`~mcpsync.SessionExpired` (the session id is dropped first, so the
-client's new ``initialize`` goes out without it).
+too. A 404 on a request that carried a session id, or a 400 whose body speaks
+of the session (TypeScript-SDK servers answer an unknown session with 400 "No
+valid session ID provided"), raises :class:`~mcpsync.SessionExpired`: the
+server refused the request without running it (the session id is dropped first,
+so the client's new ``initialize`` goes out without it, and the request is sent
+again). A refused connection fails only its request, with ConnectError (nothing
+was sent); with :attr:`~StreamableHTTPTransport.close_when_unreachable` (set by
+a Manager) it closes the transport as lost once the server had answered, so the
+manager's reconnect policy takes over.
 
 Resumability (legacy, 2025-11-25): when a POST's stream ends before its
 response, the transport waits exactly the stream's ``retry`` delay and
@@ -33,7 +39,8 @@ from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from .._versions import is_modern
 from ..exceptions import (
-    HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired, StreamBroken, TransportError,
+    ConnectError, HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired, StreamBroken,
+    TransportError,
 )
 from ._headers import HeaderPlan, routing_headers
 from ._http import HTTPTransportBase
@@ -54,6 +61,10 @@ log = logging.getLogger("mcpsync.transport.http")
 _POST_ACCEPT = "application/json, text/event-stream"
 _SSE = "text/event-stream"
 _FALLBACK_STATUSES = (400, 404, 405)
+_LOST_STATUSES = (400, 404)
+#: What a 400 says when it is about the session: the TypeScript SDK's servers answer an unknown
+#: session with 400 "Bad Request: No valid session ID provided" (or "Server not initialized").
+_SESSION_WORDS = (b"session", b"not initialized")
 _DRAIN_TIMEOUT = 0.25
 
 
@@ -110,6 +121,9 @@ class StreamableHTTPTransport(HTTPTransportBase):
         self._listener_disabled = False
         self._templates: "Optional[tuple[Any, requests.PreparedRequest]]" = None
         self._header_plans: Dict[str, HeaderPlan] = {}
+        #: Set by a :class:`~mcpsync.Manager`: once the server has answered, a refused connection
+        #: closes the transport as lost (``on_close`` runs) instead of failing only that request.
+        self.close_when_unreachable = False
 
     @property
     def session_id(self) -> Optional[str]:
@@ -162,17 +176,21 @@ class StreamableHTTPTransport(HTTPTransportBase):
             if not self._answered and (status == 202 or media_type(response) in ("application/json", _SSE)):
                 self._answered = True  # an answer only an MCP endpoint gives
             return
-        if status == 404 and sent is not None:
-            with self._lock:
-                if self._session_id == sent:
-                    self._session_id = None
-                    self._protocol_version = None
-            raise status_error(response, cls=SessionExpired)
+        raw: Optional[bytes] = None
+        if status in _LOST_STATUSES and sent is not None:
+            raw = _error_body(response)
+            if status == 404 or _names_session(raw):  # the server no longer knows our session
+                with self._lock:
+                    if self._session_id == sent:
+                        self._session_id = None
+                        self._protocol_version = None
+                raise status_error(response, cls=SessionExpired, raw=raw)
         if sent is None and self._protocol_version is None and status in _FALLBACK_STATUSES:
             self._first_refused = True
             if self.legacy_fallback:  # the fallback's error will tell both attempts
                 raise status_error(response)
-        raise status_error(response, first="" if self._answered else getattr(response.request, "method", None) or "POST")
+        raise status_error(response, raw=raw,
+                           first="" if self._answered else getattr(response.request, "method", None) or "POST")
 
     def _post(self, body: bytes, headers: Dict[str, str], exchange: Exchange) -> "requests.Response":
         session = self._session
@@ -245,6 +263,13 @@ class StreamableHTTPTransport(HTTPTransportBase):
             exchange.release()
             response.close()
         self._resume(parser, exchange, request_id, modern)
+
+    def _exchange_failed(self, error: BaseException) -> None:
+        """A managed transport (:attr:`close_when_unreachable`) whose server answered before and now
+        refuses connections is lost: it closes, so its manager's reconnect policy takes over."""
+        if self.close_when_unreachable and self._answered and isinstance(error, ConnectError):
+            log.info("[%s] %s; closing the connection as lost", self.name, error)
+            self._lose(error)
 
     def _not_mcp(self, kind: str, data: bytes) -> str:
         """For a first answer that is not JSON or SSE: what it was, and that this is likely no MCP endpoint."""
@@ -465,7 +490,11 @@ class StreamableHTTPTransport(HTTPTransportBase):
         except Exception as exc:
             if self._stop.is_set() or exchange.aborted.is_set():
                 return None
-            log.info("[%s] Listener stream dropped: %s; reconnecting", self.name, self._translated(exc))
+            error = self._translated(exc)
+            self._exchange_failed(error)  # a managed transport whose server went away closes here
+            if not self.connected:
+                return None
+            log.info("[%s] Listener stream dropped: %s; reconnecting", self.name, error)
         return parser.events_seen > 0, parser
 
     # -- settings and fork ------------------------------------------------------------------------
@@ -525,3 +554,16 @@ class StreamableHTTPTransport(HTTPTransportBase):
         alternate.on_error, self.on_error = self.on_error, None
         alternate.on_close, self.on_close = self.on_close, None
         return alternate
+
+
+def _error_body(response: "requests.Response") -> bytes:
+    try:
+        return read_body(response, 64 * 1024, "error body")
+    except Exception:  # the status alone is the error
+        return b""
+
+
+def _names_session(body: bytes) -> bool:
+    """Whether an error body is about the session (the server lost it, or never had it)."""
+    lowered = body[:4096].lower()
+    return any(word in lowered for word in _SESSION_WORDS)
