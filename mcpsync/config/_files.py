@@ -214,7 +214,8 @@ def _parse_into(config: Config, read: _Read, path: Path, format: str, environ: O
         if data is None:
             return
         format = "mcpServers"
-    extra = {"workspaceFolder": str(cwd)} if format == "vscode" and cwd is not None else None
+    # VS Code's and Cursor's ${workspaceFolder}: the project directory discovery looks at
+    extra = {"workspaceFolder": str(cwd), "workspaceFolderBasename": cwd.name} if cwd is not None else None
     try:
         found = from_mapping(data, source=shown, format=format, environ=environ,
                              base_dir=str(path.parent), extra=extra, trusted=trusted)

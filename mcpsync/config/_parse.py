@@ -15,7 +15,6 @@ log = logging.getLogger("mcpsync.config")
 
 _TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP, "sse": SSE}
 _NAME = re.compile(r"[\w.@/:+-](?:[\w .@/:+-]{0,98}[\w.@/:+-])?")
-_VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -27,39 +26,74 @@ _CONTROL_NAMES = {"\r": "a carriage return (\\r)", "\n": "a line feed (\\n)", "\
 
 # -- ${VAR} expansion ---------------------------------------------------------------------
 
+#: Variables every file may use besides the environment (Cursor's and VS Code's names).
+_BUILTINS = {"userHome": lambda: os.path.expanduser("~"), "pathSeparator": lambda: os.sep, "/": lambda: os.sep}
+
 
 def expand(text: str, environ: Optional[Mapping[str, str]] = None,
            extra: Optional[Mapping[str, str]] = None, *, where: str = "") -> str:
     """Expand ``${VAR}``, ``${VAR:-default}`` and ``${env:VAR}`` in ``text``.
 
-    ``${VAR:-default}`` gives ``default`` when VAR is unset or empty. ``extra``
-    holds variables that are not environment variables (``workspaceFolder``);
+    ``${VAR:-default}`` gives ``default`` when VAR is unset or empty; the default may
+    itself hold variables (``${A:-${B:-x}}``). ``${userHome}``, ``${pathSeparator}``
+    and ``${/}`` (Cursor's and VS Code's names) are always known; ``extra`` holds
+    other variables that are not environment variables (``workspaceFolder``);
     ``where`` names the field for error messages.
 
     Raises:
-        ConfigError: a variable without a default is unset, or the ``${...}``
-            form is not one of the above (``${input:...}`` from VS Code, say).
+        ConfigError: a variable without a default is unset, or the ``${...}`` form is
+            not one of the above (``${input:...}`` from VS Code, say).
     """
     source = os.environ if environ is None else environ
     place = f" in {where}" if where else ""
+    out: List[str] = []
+    start = 0
+    while True:
+        found = text.find("${", start)
+        if found < 0:
+            out.append(text[start:])
+            return "".join(out)
+        end = _closing(text, found + 2)
+        if end < 0:  # a "${" never closed is text, as the other tools leave it
+            out.append(text[start:])
+            return "".join(out)
+        out.append(text[start:found])
+        out.append(_variable(text[found + 2:end], source, extra, place, where))
+        start = end + 1
 
-    def replace(match: "re.Match[str]") -> str:
-        body = match.group(1)
-        name, has_default, default = body.partition(":-")
-        if name.startswith("env:"):
-            name = name[4:]
-        if not _VARIABLE_NAME.fullmatch(name):
-            raise ConfigError(f"unsupported variable ${{{body}}}{place} (use ${{NAME}} or ${{NAME:-default}})")
-        value = extra.get(name) if extra else None
-        if value is None:
-            value = source.get(name)
-        if value is None or (has_default and value == ""):
-            if has_default:
-                return default
-            raise ConfigError(f"unset variable ${{{name}}}{place} (set it, or give a default: ${{{name}:-value}})")
-        return value
 
-    return _VARIABLE.sub(replace, text)
+def _closing(text: str, index: int) -> int:
+    """The index of the ``}`` that closes the ``${`` opened just before ``index`` (-1: none)."""
+    depth = 0
+    while index < len(text):
+        if text.startswith("${", index):
+            depth += 1
+            index += 2
+            continue
+        if text[index] == "}":
+            if depth == 0:
+                return index
+            depth -= 1
+        index += 1
+    return -1
+
+
+def _variable(body: str, source: Mapping[str, str], extra: Optional[Mapping[str, str]], place: str,
+              where: str) -> str:
+    name, has_default, default = body.partition(":-")
+    if name.startswith("env:"):
+        name = name[4:]
+    builtin = _BUILTINS.get(name)
+    if builtin is None and not _VARIABLE_NAME.fullmatch(name):
+        raise ConfigError(f"unsupported variable ${{{body}}}{place} (use ${{NAME}} or ${{NAME:-default}})")
+    value = extra.get(name) if extra else None
+    if value is None:
+        value = source.get(name) if builtin is None else builtin()
+    if value is None or (has_default and value == ""):
+        if has_default:
+            return expand(default, source, extra, where=where)
+        raise ConfigError(f"unset variable ${{{name}}}{place} (set it, or give a default: ${{{name}:-value}})")
+    return value
 
 
 # -- one entry ------------------------------------------------------------------------------
@@ -105,6 +139,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         return expand(value, environ, extra, where=where) if expand_all else value
 
     timeout = _timeout(fields.get("timeout"))
+    keys = _policy_keys(fields)
     if kind == STDIO:
         command, args = _command(fields)
         env = {key: text(value, f"env.{key}") for key, value in _string_map(fields, "env").items()}
@@ -118,7 +153,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         return ServerConfig(
             name, STDIO, command=text(command, "command"),
             args=[text(arg, f"args[{i}]") for i, arg in enumerate(args)],
-            env=env, cwd=cwd, timeout=timeout, source=source, raw=entry,
+            env=env, cwd=cwd, timeout=timeout, source=source, raw=entry, **keys,
         )
     url = fields.get("url")
     if not isinstance(url, str) or not url:
@@ -134,7 +169,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         _check_header(key, value)
     declared = "type" in fields or "transport" in fields
     return ServerConfig(name, kind, url=url, headers=headers, timeout=timeout, source=source, raw=entry,
-                        type_declared=declared)
+                        type_declared=declared, **keys)
 
 
 def _check_header(name: str, value: str) -> None:
@@ -254,6 +289,60 @@ def _timeout(value: Any) -> Optional[float]:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ConfigError('"timeout" must be a positive number of milliseconds')
     return float(value) / 1000.0
+
+
+# Each key the manager reads beyond the transport, with the spellings other tools use for it
+# (docs/config.md has the table): the first spelling present wins.
+_TOOL_LISTS = {"enabled_tools": ("enabled_tools", "enabledTools", "includeTools"),
+               "disabled_tools": ("disabled_tools", "disabledTools", "excludeTools")}
+# (our key, its spellings in seconds, its spellings in milliseconds)
+_SECONDS = (("startup_timeout", ("startup_timeout", "startup_timeout_sec"), ("startup_timeout_ms",)),
+            ("tool_timeout", ("tool_timeout", "tool_timeout_sec"), ()))
+
+
+def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
+    """The manager's keys of one entry: tool filters, startup and tool timeouts, required, max_output."""
+    keys: Dict[str, Any] = {}
+    for key, spellings in _TOOL_LISTS.items():
+        for spelling in spellings:
+            if spelling in fields:
+                keys[key] = _patterns(fields[spelling], spelling)
+                break
+    for key, seconds, millis in _SECONDS:
+        for spelling, scale in [(s, 1.0) for s in seconds] + [(s, 1000.0) for s in millis]:
+            if spelling in fields:
+                keys[key] = _seconds(fields[spelling], spelling, scale)
+                break
+    keys["required"] = _flag(fields, "required", False)
+    for spelling in ("max_output", "maxOutput", "max_output_bytes"):
+        if spelling in fields:
+            value = fields[spelling]
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ConfigError(f'"{spelling}" must be a positive whole number of bytes, not {value!r}')
+            keys["max_output"] = value
+            break
+    return keys
+
+
+def _patterns(value: Any, key: str) -> List[str]:
+    if isinstance(value, str):  # one pattern, or several separated by commas
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise ConfigError(f'"{key}" must be a list of tool names or glob patterns (like ["read_*"]), '
+                          f"not {_json_type(value)}")
+    return list(value)
+
+
+def _seconds(value: Any, key: str, scale: float) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        unit = "seconds" if scale == 1.0 else "milliseconds"
+        raise ConfigError(f'"{key}" must be a positive number of {unit}, not {value!r}')
+    return float(value) / scale
 
 
 def _flag(fields: Dict[str, Any], key: str, default: bool) -> bool:
