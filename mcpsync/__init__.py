@@ -19,6 +19,7 @@ from ._version import __version__
 from .cancel import CancelToken
 from .client import Client, connect
 from .progress import ProgressBar
+from ._session.spill import SpilledResult
 from .exceptions import (
     AuthError,
     CapabilityError,
@@ -92,6 +93,7 @@ if _TYPE_CHECKING:
                        WorkloadIdentity)
     from .config import ServerConfig
     from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
+    from ._fleet.policy import ToolNotAllowed
 
 # The manager, config and auth modules load on first use, keeping ``import mcpsync`` light
 # (auth subclasses ``requests.auth.AuthBase``, so it imports requests).
@@ -108,6 +110,7 @@ _LAZY = {
     "ReconnectPolicy": "manager",
     "ServerConfig": "config",
     "ServerStatus": "manager",
+    "ToolNotAllowed": "_fleet.policy",
 }
 
 
@@ -184,6 +187,7 @@ __all__ = [
     "SkillContent",
     "SkillFile",
     "SkillVerificationError",
+    "SpilledResult",
     "StdioTransport",
     "StreamableHTTPTransport",
     "Subscription",
@@ -195,6 +199,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolList",
+    "ToolNotAllowed",
     "Transport",
     "TransportClosed",
     "TransportError",

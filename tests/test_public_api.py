@@ -42,6 +42,8 @@ def test_all_is_pinned():
         "LoadedSkill", "Skill", "SkillContent", "SkillFile", "SkillVerificationError", "UnknownSkillError",
         # fork safety and pickling (issue 12)
         "ForkedError",
+        # configs as people write them, and output limits (issue 15)
+        "SpilledResult", "ToolNotAllowed",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"
