@@ -57,7 +57,7 @@ def test_servers_prints_a_status_table_of_the_discovered_config(sh: Shell) -> No
         "sleeping": {"command": "x", "enabled": False},
     })
     out = sh.run("servers", "--status", "--trust-project")
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 4, out.stderr  # "broken" could not start (issue 15: a failure is not a success)
     lines = out.stdout.splitlines()
     assert lines[0].split() == ["SERVER", "STATE", "TYPE", "TOOLS", "SOURCE", "/", "ERROR"]
     rows = {line.split()[0]: line for line in lines[1:]}
@@ -69,7 +69,7 @@ def test_servers_prints_a_status_table_of_the_discovered_config(sh: Shell) -> No
 
     data = json.loads(sh.run("servers", "--json", "--connect", "--trust-project").stdout)
     assert [(row["name"], row["state"]) for row in data] == [
-        ("good", "connected"), ("broken", "failed"), ("invalid", "failed"), ("sleeping", "disabled")]
+        ("good", "connected"), ("broken", "failed"), ("sleeping", "disabled"), ("invalid", "failed")]
 
 
 def test_tools_lists_every_server_or_one(sh: Shell) -> None:

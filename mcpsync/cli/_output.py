@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 from .. import config as mcpconfig
 from ..exceptions import (
     CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportError, UnknownServerError,
+    UnknownToolError,
 )
 
 EXIT_OK = 0
@@ -120,6 +121,10 @@ def error(text: str) -> None:
     print(f"mcpsync: error: {SECRETS.scrub(text)}", file=sys.stderr)
 
 
+def note(text: str) -> None:
+    print(f"mcpsync: {SECRETS.scrub(text)}", file=sys.stderr)
+
+
 def warn(text: str) -> None:
     print(f"mcpsync: warning: {SECRETS.scrub(text)}", file=sys.stderr)
 
@@ -166,7 +171,7 @@ SECRETS = Secrets()
 
 
 def exit_code(exc: BaseException) -> int:
-    if isinstance(exc, (ConfigError, UnknownServerError)):
+    if isinstance(exc, (ConfigError, UnknownServerError, UnknownToolError)):
         return EXIT_CONFIG
     if isinstance(exc, RequestTimeout) or isinstance(exc.__cause__, RequestTimeout):
         return EXIT_TIMEOUT  # also a server that did not answer its handshake in time
