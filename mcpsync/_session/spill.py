@@ -106,7 +106,11 @@ def _text_bytes(text: Any) -> int:
 
 
 def _base64_bytes(data: Any) -> int:
-    return len(data) * 3 // 4 if isinstance(data, str) else 0
+    """The decoded size of base64 ``data`` (without decoding it)."""
+    if not isinstance(data, str):
+        return 0
+    padding = 2 if data.endswith("==") else 1 if data.endswith("=") else 0
+    return len(data) * 3 // 4 - padding
 
 
 def _block_size(block: Any) -> int:
