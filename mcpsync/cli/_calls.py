@@ -112,7 +112,15 @@ def arguments(text: Optional[str], command: str = "call") -> Dict[str, Any]:
 
 
 def servers_for(qualified: str, config: "mcpconfig.Config") -> List[str]:
-    """The configured servers a qualified tool name may belong to (its ``mcp_<server>_`` prefix)."""
+    """The configured servers a qualified tool name may belong to (its ``mcp_<server>_`` prefix).
+
+    Raises:
+        out.UsageError: the name is a server's (its TOOL is missing).
+        ConfigError: no configured server's qualified names start so.
+    """
+    if qualified in config:
+        raise out.UsageError(f"{qualified!r} is a server: give its TOOL too (mcpsync call {qualified} TOOL "
+                             "[ARGUMENTS])")
     name = qualified.lower()
     found = []
     for server in config.names:
@@ -120,7 +128,8 @@ def servers_for(qualified: str, config: "mcpconfig.Config") -> List[str]:
         if name.startswith(PREFIX + stem) or name.startswith(stem):
             found.append(server)
     if not found:
-        raise UnknownToolError(qualified)
+        raise ConfigError(f"no configured server has a tool named {qualified!r}: give SERVER TOOL, or a qualified "
+                          f"name as 'mcpsync tools' shows it (mcp_<server>_<tool>; servers: {', '.join(config.names)})")
     return found
 
 
@@ -131,8 +140,7 @@ def run_call(manager: Any, words: Words, config: "mcpconfig.Config", args: argpa
     try:
         if words.qualified:
             assert words.name is not None
-            name = words.name if words.name.lower().startswith(PREFIX) else PREFIX + words.name
-            entry = manager.tool(name.lower())  # ToolNotAllowed for a tool the config filters out
+            entry = _find_tool(manager, words.name)
             server_config = config.servers.get(entry.server)
             timeout = args.timeout if args.timeout_given else tool_timeout(server_config, args.timeout)
             result = manager.call_tool(entry.qualified_name, words.arguments, timeout=timeout,
@@ -159,6 +167,19 @@ def run_call(manager: Any, words: Words, config: "mcpconfig.Config", args: argpa
         out.error("the tool reported an error")
         return out.EXIT_ERROR
     return out.EXIT_OK
+
+
+def _find_tool(manager: Any, name: str) -> Any:
+    """The ManagedTool a qualified name (``mcp_`` optional) names; a failed server's error if it is why not."""
+    qualified = (name if name.lower().startswith(PREFIX) else PREFIX + name).lower()
+    try:
+        return manager.tool(qualified)
+    except UnknownToolError as exc:
+        if type(exc) is not UnknownToolError:
+            raise  # ToolNotAllowed: the config filters it out
+        for server in manager.servers:
+            manager.client(server, timeout=0)  # raises for a server that did not connect
+        raise
 
 
 def _servers_offering(manager: Any, kind: str, names: List[str], timeout: float) -> List[Any]:
