@@ -121,8 +121,13 @@ def test_a_required_server_is_waited_for_past_the_startup_window(tmp_path: Path)
     gate = tmp_path / "go"
     gate.touch()  # answers at once; the point is that connect_all(startup_timeout=0) still waits for it
     entry = stdio("slow_start.py", "--wait-for", str(gate), required=True)
-    with Manager({"must": entry}, cache=False) as manager:
-        assert manager.server_status("must").state == "connected"
+    manager = Manager({"must": entry, "other": stdio("slow_start.py", "--wait-for", str(tmp_path / "never"))},
+                      cache=False)
+    try:
+        status = manager.connect_all(startup_timeout=0)
+        assert status["must"].state == "connected" and status["other"].state == "connecting"
+    finally:
+        manager.close()
 
 
 def test_a_disabled_server_is_listed_as_disabled_and_never_started(tmp_path: Path) -> None:
