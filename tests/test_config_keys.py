@@ -159,3 +159,19 @@ def test_startup_timeout_bounds_an_attempt_and_tool_timeout_a_call(tmp_path: Pat
         with pytest.raises(mcpsync.RequestTimeout):
             manager.call_tool("mcp_slow_tools_block", {"seconds": 30})
         assert manager.call_tool("mcp_slow_tools_block", {"seconds": 0}, timeout=30).text
+
+
+def test_env_file_is_read_relative_to_the_config_file_and_env_wins(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / ".env").write_text('# secrets\nexport TOKEN="abc def"\nMODE=fast # inline\nKEEP=${NOT_EXPANDED}\n'
+                                            "OVERRIDDEN=file\n")
+    path = tmp_path / "conf" / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"s": {"command": "x", "envFile": ".env", "env": {"OVERRIDDEN": "entry"}},
+                                               "gone": {"command": "x", "envFile": "missing.env"}}}))
+    found = config.load(path)
+    assert found.servers["s"].env == {"TOKEN": "abc def", "MODE": "fast", "KEEP": "${NOT_EXPANDED}",
+                                      "OVERRIDDEN": "entry"}
+    assert "cannot read it" in str(found.errors["gone"])
+    (tmp_path / "conf" / "bad.env").write_text("TOKEN\n")
+    with pytest.raises(mcpsync.ConfigError, match="line 1: expected NAME=VALUE"):
+        config.parse_server("b", {"command": "x", "envFile": str(tmp_path / "conf" / "bad.env")})

@@ -143,6 +143,8 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
     if kind == STDIO:
         command, args = _command(fields)
         env = {key: text(value, f"env.{key}") for key, value in _string_map(fields, "env").items()}
+        if fields.get("envFile") is not None and expand_all:  # VS Code, Cursor; "env" wins over the file
+            env = {**_env_file(text(_text_field(fields, "envFile"), "envFile"), base_dir), **env}
         cwd = fields.get("cwd")
         if cwd is not None:
             if not isinstance(cwd, str) or not cwd:
@@ -170,6 +172,42 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
     declared = "type" in fields or "transport" in fields
     return ServerConfig(name, kind, url=url, headers=headers, timeout=timeout, source=source, raw=entry,
                         type_declared=declared, **keys)
+
+
+def _text_field(fields: Dict[str, Any], key: str) -> str:
+    value = fields.get(key)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f'"{key}" must be a non-empty string, not {_json_type(value)}')
+    return value
+
+
+def _env_file(path: str, base_dir: Optional[str]) -> Dict[str, str]:
+    """The ``KEY=VALUE`` lines of a dotenv file (``#`` comments, ``export``, quotes); values are not expanded."""
+    path = os.path.expanduser(path)
+    if base_dir is not None and not os.path.isabs(path):
+        path = os.path.normpath(os.path.join(base_dir, path))
+    try:
+        with open(path, encoding="utf-8-sig") as stream:
+            lines = stream.read().splitlines()
+    except OSError as exc:
+        raise ConfigError(f'"envFile" {path}: cannot read it ({getattr(exc, "strerror", None) or exc})') from None
+    found: Dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[7:].lstrip()
+        name, equals, value = line.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not _VARIABLE_NAME.fullmatch(name):
+            raise ConfigError(f'"envFile" {path}, line {number}: expected NAME=VALUE (the value is not shown)')
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        found[name] = value
+    return found
 
 
 def _check_header(name: str, value: str) -> None:
