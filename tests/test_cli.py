@@ -304,3 +304,11 @@ def test_servers_shows_the_transport_really_used(_sdk_servers: Any, sh: Shell) -
         assert table.stdout.splitlines()[1].split()[:3] == ["old", "connected", "sse"]
     finally:
         legacy.served.wait_idle()
+
+
+def test_a_qualified_name_of_a_disabled_or_untrusted_server_is_a_config_error(sh: Shell) -> None:
+    sh.write_config({"off": stdio("slow_start.py", enabled=False), "proj": stdio("slow_start.py")})
+    off = sh.run("call", "off_echo", "--trust-project")
+    assert off.returncode == 3 and 'server "off" is disabled' in off.stderr
+    untrusted = sh.run("call", "proj_echo")  # no terminal, not trusted: never started
+    assert untrusted.returncode == 3 and "not trusted" in untrusted.stderr, untrusted.stderr

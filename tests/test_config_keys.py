@@ -175,3 +175,60 @@ def test_env_file_is_read_relative_to_the_config_file_and_env_wins(tmp_path: Pat
     (tmp_path / "conf" / "bad.env").write_text("TOKEN\n")
     with pytest.raises(mcpsync.ConfigError, match="line 1: expected NAME=VALUE"):
         config.parse_server("b", {"command": "x", "envFile": str(tmp_path / "conf" / "bad.env")})
+
+
+def test_codex_config_toml_is_discovered_and_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tomllib")
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("DOCS_TOKEN", "t0ken")
+    monkeypatch.setenv("PASSED_ON", "yes")
+    (home / ".codex" / "config.toml").write_text('''
+model = "o4"
+
+[mcp_servers.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { "DEBUG" = "1" }
+env_vars = ["PASSED_ON", "NOT_SET_ANYWHERE"]
+enabled_tools = ["read_*"]
+startup_timeout_sec = 20
+tool_timeout_sec = 90
+required = true
+
+[mcp_servers.docs]
+url = "https://docs.example/mcp"
+bearer_token_env_var = "DOCS_TOKEN"
+http_headers = { "X-Team" = "core" }
+
+[mcp_servers.off]
+command = "x"
+enabled = false
+''')
+    found = config.discover(tmp_path / "project", project=False)
+    assert found.problems == []
+    files, docs = found.servers["files"], found.servers["docs"]
+    assert files.source == str(home / ".codex" / "config.toml")
+    assert files.env == {"DEBUG": "1", "PASSED_ON": "yes"}
+    assert (files.enabled_tools, files.startup_timeout, files.tool_timeout, files.required) == (
+        ("read_*",), 20.0, 90.0, True)
+    assert (docs.type, docs.headers) == ("http", {"X-Team": "core", "Authorization": "Bearer t0ken"})
+    assert not found.servers["off"].enabled
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "elsewhere"))
+    assert "files" not in config.discover(tmp_path / "project", project=False).servers
+    (tmp_path / "bad.toml").write_text("[mcp_servers.x\n")
+    assert "invalid TOML" in config.load(tmp_path / "bad.toml").problems[0].reason
+
+
+def test_the_command_scrubs_the_variables_codex_names(tmp_path: Path) -> None:
+    from mcpsync.cli._output import Secrets
+
+    found = config.from_mapping({"mcp_servers": {"docs": {"url": "https://d/mcp", "bearer_token_env_var": "TOK",
+                                                           "env_http_headers": {"X-K": "KEY"}}}},
+                                format="codex", environ={"TOK": "secret-token", "KEY": "secret-key"})
+    secrets = Secrets()
+    secrets.learn(found, {"TOK": "secret-token", "KEY": "secret-key"})
+    assert secrets.scrub("got secret-token and secret-key") == "got *** and ***"

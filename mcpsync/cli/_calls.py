@@ -22,7 +22,7 @@ from typing import Any, Dict, List, NamedTuple, Optional
 from .. import config as mcpconfig
 from .._fleet.naming import PREFIX, _clean
 from .._fleet.policy import check_tool, output_limit, tool_timeout
-from ..exceptions import CapabilityError, ConfigError, MCPError, ResourceNotFound, UnknownToolError
+from ..exceptions import CapabilityError, ConfigError, MCPError, MCPSyncError, ResourceNotFound, UnknownToolError
 from . import _output as out
 
 CALL_USAGE = ("mcpsync call [options] SERVER TOOL [ARGUMENTS]\n"
@@ -177,8 +177,16 @@ def _find_tool(manager: Any, name: str) -> Any:
     except UnknownToolError as exc:
         if type(exc) is not UnknownToolError:
             raise  # ToolNotAllowed: the config filters it out
-        for server in manager.servers:
-            manager.client(server, timeout=0)  # raises for a server that did not connect
+        for server in manager.servers:  # the first that did not connect says why
+            status = manager.server_status(server)
+            if status.state == "disabled":
+                raise ConfigError(f'server "{server}" is disabled in {status.source}', server=server) from None
+            try:
+                manager.client(server, timeout=0)
+            except MCPSyncError as failure:
+                if isinstance(failure.__cause__, ConfigError):  # invalid or untrusted: a config matter (3)
+                    raise failure.__cause__ from None
+                raise
         raise
 
 

@@ -156,7 +156,9 @@ class Secrets:
             parts = urlsplit(server.url or "")
             found.update(value for value in (parts.query, parts.password, parts.fragment) if value)
             fields = {key: value for key, value in server.raw.items() if key not in ("command", "cwd")}  # paths
-            for name in re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields)):
+            named = re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields))
+            named += _codex_variables(server.raw)  # Codex names variables without ${...}
+            for name in named:
                 if source.get(name):
                     found.add(source[name])
         self.values = sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
@@ -165,6 +167,15 @@ class Secrets:
         for value in self.values:
             text = text.replace(value, "***")
         return text
+
+
+def _codex_variables(raw: Dict[str, Any]) -> List[str]:
+    """The variables a Codex entry reads by name (``bearer_token_env_var``, ``env_http_headers``, ``env_vars``)."""
+    names = [raw.get("bearer_token_env_var")]
+    headers = raw.get("env_http_headers")
+    names += list(headers.values()) if isinstance(headers, dict) else []
+    names += list(raw.get("env_vars") or []) if isinstance(raw.get("env_vars"), list) else []
+    return [name for name in names if isinstance(name, str)]
 
 
 SECRETS = Secrets()

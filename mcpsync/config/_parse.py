@@ -129,7 +129,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         raise ConfigError(f"invalid server name {name!r}: use 1-100 letters, digits, spaces and _ . - @ / : +")
     if not isinstance(entry, dict):
         raise ConfigError(f"the entry must be an object, not {_json_type(entry)}")
-    fields = _normalise(entry, format)
+    fields = _normalise(entry, format, os.environ if environ is None else environ)
     enabled = _flag(fields, "enabled", True) and not _flag(fields, "disabled", False)
     kind = _server_type(fields)
     if not enabled:  # a disabled entry is not expanded, so its unset variables do not matter
@@ -232,7 +232,7 @@ def _check_no_control(value: str, what: str) -> None:
     raise ConfigError(f"{what} has {kind}{at} in its value (the value is not shown); remove it{hint}")
 
 
-def _normalise(entry: Dict[str, Any], format: str) -> Dict[str, Any]:
+def _normalise(entry: Dict[str, Any], format: str, environ: Mapping[str, str]) -> Dict[str, Any]:
     """Map the spellings of other tools onto ours (the entry itself is left as written)."""
     fields = dict(entry)
     if "httpUrl" in fields and "url" not in fields:  # Gemini CLI: Streamable HTTP
@@ -244,11 +244,32 @@ def _normalise(entry: Dict[str, Any], format: str) -> Dict[str, Any]:
         fields["url"] = fields.pop("serverUrl")
     if "environment" in fields and "env" not in fields:  # OpenCode
         fields["env"] = fields.pop("environment")
+    if format == "codex":
+        _codex(fields, environ)
     if fields.get("type") == "local":  # OpenCode
         fields["type"] = STDIO
     elif fields.get("type") == "remote":
         fields["type"] = HTTP
     return fields
+
+
+def _codex(fields: Dict[str, Any], environ: Mapping[str, str]) -> None:
+    """Codex's ``[mcp_servers.<name>]`` keys onto ours: its headers and the variables it forwards."""
+    headers = dict(fields.get("http_headers") or {}) if isinstance(fields.get("http_headers"), dict) else {}
+    if isinstance(fields.get("env_http_headers"), dict):  # header -> the variable holding its value
+        headers.update({str(k): f"${{{v}}}" for k, v in fields["env_http_headers"].items() if isinstance(v, str)})
+    if isinstance(fields.get("bearer_token_env_var"), str):
+        headers.setdefault("Authorization", f"Bearer ${{{fields['bearer_token_env_var']}}}")
+    if headers:
+        fields.setdefault("headers", headers)
+    if isinstance(fields.get("env_vars"), list):  # variables passed on from our environment when set
+        env = dict(fields.get("env") or {}) if isinstance(fields.get("env"), dict) else {}
+        for name in fields["env_vars"]:
+            if isinstance(name, str) and _VARIABLE_NAME.fullmatch(name) and name in environ:
+                env.setdefault(name, f"${{{name}}}")
+        fields["env"] = env
+    if "url" in fields and "command" not in fields:
+        fields.setdefault("type", HTTP)  # Codex speaks Streamable HTTP only
 
 
 def _server_type(fields: Dict[str, Any]) -> str:
@@ -438,6 +459,8 @@ def _servers_map(data: Any, format: str, source: str) -> Dict[str, Any]:
         keys: Tuple[str, ...] = ("servers", "mcpServers")
     elif format == "opencode":
         keys = ("mcp",)
+    elif format == "codex":
+        keys = ("mcp_servers",)
     else:
         keys = ("mcpServers", "servers")
     for key in keys:
