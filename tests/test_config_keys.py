@@ -163,8 +163,8 @@ def test_startup_timeout_bounds_an_attempt_and_tool_timeout_a_call(tmp_path: Pat
 
 def test_env_file_is_read_relative_to_the_config_file_and_env_wins(tmp_path: Path) -> None:
     (tmp_path / "conf").mkdir()
-    (tmp_path / "conf" / ".env").write_text('# secrets\nexport TOKEN="abc def"\nMODE=fast # inline\nKEEP=${NOT_EXPANDED}\n'
-                                            "OVERRIDDEN=file\n")
+    (tmp_path / "conf" / ".env").write_text('# secrets\nexport TOKEN="abc def"\nMODE=fast # inline\n'
+                                            "KEEP=${NOT_EXPANDED}\nOVERRIDDEN=file\n")
     path = tmp_path / "conf" / "mcp.json"
     path.write_text(json.dumps({"mcpServers": {"s": {"command": "x", "envFile": ".env", "env": {"OVERRIDDEN": "entry"}},
                                                "gone": {"command": "x", "envFile": "missing.env"}}}))

@@ -13,7 +13,6 @@ from typing import Iterator
 
 import pytest
 
-import mcpsync
 from mcpsync import CallToolResult, SpilledResult
 from mcpsync.manager import Manager
 from mcpsync.testing import FakeServer
@@ -134,3 +133,19 @@ def test_without_an_output_dir_a_private_temp_directory_is_made(fake: FakeServer
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     finally:
         os.remove(result.spill_path)
+
+
+def test_many_blocks_left_out_make_one_line(fake: FakeServer, spill_dir: Path) -> None:
+    @fake.tool()
+    def many() -> CallToolResult:
+        images = [{"type": "image", "data": PNG, "mimeType": "image/png"} for _ in range(1000)]
+        return CallToolResult({"content": [{"type": "text", "text": "start"}, *images,
+                                           {"type": "text", "text": "x" * 5000}]})
+
+    with fake.client() as client:
+        result = client.call_tool("many", max_output=1000)
+    assert isinstance(result, SpilledResult)
+    texts = [block.text for block in result.content]  # type: ignore[union-attr]
+    assert texts[0] == "start" and texts[2] == "x" * 995  # the line for the images stands where they stood
+    assert texts[1] == "[1,000 blocks left out (image/png image; 3,004,000 bytes): see the spill file]"
+    assert texts[3].startswith("[mcpsync: output truncated") and len(texts) == 4

@@ -178,7 +178,7 @@ def _head(text: str, budget: int) -> str:
 
 
 def _cut(block: Any, budget: int) -> Tuple[Optional[Dict[str, Any]], int]:
-    """What is kept of one block with ``budget`` bytes left, and the bytes it takes."""
+    """What is kept of one block with ``budget`` bytes left (None: nothing), and the bytes it takes."""
     size = _block_size(block)
     if size <= budget:
         return block, size
@@ -189,12 +189,29 @@ def _cut(block: Any, budget: int) -> Tuple[Optional[Dict[str, Any]], int]:
             and isinstance(block["resource"].get("text"), str) and budget > 0:
         head = _head(block["resource"]["text"], budget)
         return {**block, "resource": {**block["resource"], "text": head}}, _text_bytes(head)
-    kind = block.get("type", "content") if isinstance(block, dict) else "content"
-    mime = block.get("mimeType") if isinstance(block, dict) else None
-    if kind == "resource" and isinstance(block.get("resource"), dict):
-        mime = block["resource"].get("mimeType")
-    what = f"{mime} {kind}" if mime else str(kind)
-    return {"type": "text", "text": f"[{what} block of {size:,} bytes left out: see the spill file]"}, 0
+    return None, 0
+
+
+def _what(block: Any) -> str:
+    """A block as a left-out line names it: ``image/png image``, ``text``..."""
+    if not isinstance(block, dict):
+        return "content"
+    kind = str(block.get("type", "content"))
+    mime = block["resource"].get("mimeType") if kind == "resource" and isinstance(block.get("resource"), dict) \
+        else block.get("mimeType")
+    return f"{mime} {kind}" if mime else kind
+
+
+def _left_out(blocks: List[Any]) -> Dict[str, Any]:
+    """One line for the blocks that were left out (however many there are)."""
+    size = sum(_block_size(block) for block in blocks)
+    if len(blocks) == 1:
+        text = f"[{_what(blocks[0])} block of {size:,} bytes left out: see the spill file]"
+    else:
+        kinds = sorted({_what(block) for block in blocks})
+        shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 else "")
+        text = f"[{len(blocks):,} blocks left out ({shown}; {size:,} bytes): see the spill file]"
+    return {"type": "text", "text": text}
 
 
 def spill(data: JSONObject, cap: int, size: Optional[int] = None) -> SpilledResult:
@@ -208,12 +225,19 @@ def spill(data: JSONObject, cap: int, size: Optional[int] = None) -> SpilledResu
     assert isinstance(blocks, list)
     path = _write(data, blocks)
     kept: List[Any] = []
+    dropped: List[Any] = []
+    at = -1  # where the line for the blocks left out goes: in place of the first of them
     budget = cap
     for block in blocks:
         part, used = _cut(block, budget)
-        if part is not None:
-            kept.append(part)
+        if part is None:
+            at = len(kept) if at < 0 else at
+            dropped.append(block)
+            continue
+        kept.append(part)
         budget -= used
+    if dropped:
+        kept.insert(at, _left_out(dropped))
     head: Dict[str, Any] = {key: value for key, value in data.items() if key not in ("content", "structuredContent")}
     structured = data.get("structuredContent")
     if structured is not None and len(json.dumps(structured, default=str)) <= budget:

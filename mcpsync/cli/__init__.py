@@ -39,7 +39,6 @@ traceback and mcpsync's logs.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
