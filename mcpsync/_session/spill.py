@@ -5,8 +5,8 @@ The size of a result is the sum of its blocks' payloads: the UTF-8 bytes of each
 block's, an embedded text resource's), the decoded bytes of each base64 payload (images, audio,
 embedded blobs), the JSON of any other block, and the JSON of ``structuredContent``. A result over
 the cap keeps, in order, the blocks that fit whole and the head of the first text that does not;
-binary blocks that do not fit are replaced by a line naming their type and size, a
-``structuredContent`` that does not fit is left out, and a last text block says how large the
+the blocks left out are replaced by one line (where the first of them stood) naming their types
+and size, a ``structuredContent`` that does not fit is left out, and a last text block says how large the
 result was and where the rest is. The result is then a :class:`SpilledResult`, whose
 ``spill_path`` is the file: the text blocks joined by newlines (``.txt``) when the result is only
 text, else the whole result's JSON (``.json``).
