@@ -38,16 +38,12 @@ class ToolNotAllowed(UnknownToolError):
 
     def __init__(self, name: str, server: str, tool: str, rule: str, source: str = "") -> None:
         where = f" in {source}" if source and source != "<dict>" else ""
-        super().__init__(name)
-        self.args = (f"MCP tool {tool!r} of server {server!r} is not allowed: {rule}{where} "
-                     "(change that key to offer it)",)
+        text = f"MCP tool {tool!r} of server {server!r} is not allowed: {rule}{where} (change that key to offer it)"
+        super(UnknownToolError, self).__init__(name, text)  # UnknownToolError's own text is not this one's
         self.server = server
         self.tool = tool
         self.rule = rule
         self.source = source
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
     def __reduce__(self) -> Any:
         return (ToolNotAllowed, (self.name, self.server, self.tool, self.rule, self.source))
