@@ -32,7 +32,8 @@ from ._fleet.index import ManagedTool, ToolIndex
 from ._fleet.policy import output_limit, required_failure, required_starting, tool_timeout, wait_for
 from ._fleet.scheduler import Scheduler
 from ._fleet.server import (
-    CLOSED, CONNECTING, DISABLED, FAILED, UNTRUSTED, WAITING, Host, ManagedServer, ReconnectPolicy, ServerStatus, release,
+    CLOSED, CONNECTING, DISABLED, FAILED, UNTRUSTED, WAITING, Host, ManagedServer, ReconnectPolicy, ServerStatus,
+    release,
 )
 from ._fleet.toolcache import ToolCache
 from ._rpc.engine import DEFAULT_TIMEOUT

@@ -78,8 +78,9 @@ def test_tools_lists_every_server_or_one(sh: Shell) -> None:
                               "b": stdio("misbehaving.py", "good")}, name="servers.json")
     out = sh.run("--config", str(config), "tools")
     assert out.returncode == 0, out.stderr
-    assert [line.split()[:2] for line in out.stdout.splitlines()] == [
-        ["SERVER", "TOOL"], ["a", "echo"], ["a", "shout"], ["b", "echo"]]
+    assert [line.split()[:3] for line in out.stdout.splitlines()] == [
+        ["SERVER", "TOOL", "QUALIFIED"], ["a", "echo", "mcp_a_echo"], ["a", "shout", "mcp_a_shout"],
+        ["b", "echo", "mcp_b_echo"]]
     data = json.loads(sh.run("tools", "b", "--json", "--config", str(config)).stdout)
     assert data == [{"server": "b", "qualified_name": "mcp_b_echo", "name": "echo",
                      "description": "Echo the text back.",

@@ -351,8 +351,9 @@ def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> i
     if args.json:
         out.print_json(rows)
     elif args.command == "tools":
-        out.print_table(("SERVER", "TOOL", "DESCRIPTION"),
-                     [(r["server"], r["name"], out.first_line(r.get("description") or "")) for r in rows])
+        out.print_table(("SERVER", "TOOL", "QUALIFIED NAME", "DESCRIPTION"),  # 'mcpsync call' takes either
+                        [(r["server"], r["name"], r["qualified_name"], out.first_line(r.get("description") or ""))
+                         for r in rows])
     elif args.command == "resources":
         out.print_table(("SERVER", "URI", "NAME", "MIME TYPE"),
                      [(r["server"], r.get("uri", ""), r.get("name", ""), r.get("mimeType") or "") for r in rows])
