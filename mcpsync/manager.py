@@ -220,7 +220,11 @@ class Manager:
                 pass
 
     def __enter__(self) -> "Manager":
-        self.connect_all()
+        try:
+            self.connect_all()
+        except BaseException:  # a required server failed, say: nothing is left running
+            self.close()
+            raise
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -240,7 +244,7 @@ class Manager:
 
         Raises:
             TransportClosed: the manager is closed.
-            ServerNotConnected: a required server did not connect (the manager is closed then).
+            ServerNotConnected: a required server did not connect (the others stay up; ``with`` closes all).
         """
         with self._cond:
             self._check_open()
@@ -252,7 +256,6 @@ class Manager:
             failure = required_failure(started, (FAILED, CLOSED))
             pending = [server for server in started if server.state == CONNECTING]
         if failure is not None:
-            self.close()
             raise failure
         for server in pending:
             self._serve_cached(server)

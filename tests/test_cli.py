@@ -313,3 +313,14 @@ def test_a_qualified_name_of_a_disabled_or_untrusted_server_is_a_config_error(sh
     assert off.returncode == 3 and 'server "off" is disabled' in off.stderr
     untrusted = sh.run("call", "proj_echo")  # no terminal, not trusted: never started
     assert untrusted.returncode == 3 and "not trusted" in untrusted.stderr, untrusted.stderr
+
+
+def test_a_required_server_that_fails_fails_the_command_but_servers_shows_it(sh: Shell) -> None:
+    sh.write_config({"ok": stdio("slow_start.py"), "must": stdio("slow_start.py", "--fail-after-start", required=True)})
+    sh.trust_project = True
+    tools = sh.run("tools")
+    assert tools.returncode == 4 and "required MCP server 'must' did not connect" in tools.stderr
+    table = sh.run("servers", "--check")
+    assert table.returncode == 4
+    assert {line.split()[0]: line.split()[1] for line in table.stdout.splitlines()[1:]} == {
+        "ok": "connected", "must": "failed"}

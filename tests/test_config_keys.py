@@ -105,13 +105,20 @@ def test_the_tool_filter_hides_tools_and_refuses_calls_to_them(tmp_path: Path) -
         assert manager.call_tool("mcp_all_write_file", {"text": "yes"}).text == "write_file:yes"
 
 
-def test_a_required_server_that_fails_fails_connect_all_and_closes_the_manager(tmp_path: Path) -> None:
+def test_a_required_server_that_fails_fails_connect_all(tmp_path: Path) -> None:
     config_ = {"ok": stdio("slow_start.py"), "must": stdio("slow_start.py", "--fail-after-start", required=True)}
     manager = Manager(config_, cache=tmp_path / "cache")
-    with pytest.raises(mcpsync.ServerNotConnected, match="required MCP server 'must' did not connect") as failed:
-        manager.connect_all(startup_timeout=0)  # a required server is waited for past the window
-    assert failed.value.server == "must"
-    assert manager.closed and manager.server_status("ok").state == "closed"
+    try:
+        with pytest.raises(mcpsync.ServerNotConnected, match="required MCP server 'must' did not connect") as failed:
+            manager.connect_all(startup_timeout=0)  # a required server is waited for past the window
+        assert failed.value.server == "must" and manager.server_status("must").state == "failed"
+        assert not manager.closed  # the caller decides; the others keep going
+    finally:
+        manager.close()
+    entered = Manager(config_, cache=tmp_path / "cache")
+    with pytest.raises(mcpsync.ServerNotConnected, match="required MCP server 'must'"):
+        entered.__enter__()  # what 'with' does: it closes the manager, so nothing is left running
+    assert entered.closed
     optional = {"ok": stdio("slow_start.py"), "may": stdio("slow_start.py", "--fail-after-start")}
     with Manager(optional, cache=tmp_path / "cache") as manager:
         assert manager.wait(30) and manager.server_status("may").state == "failed"

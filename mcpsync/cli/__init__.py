@@ -44,7 +44,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import config as mcpconfig
 from .._version import __version__
-from ..exceptions import ConfigError, MCPSyncError, UnknownServerError
+from ..exceptions import ConfigError, MCPSyncError, ServerNotConnected, UnknownServerError
 from . import _calls as calls
 from . import _output as out
 from . import _skills as skills_cli
@@ -159,7 +159,11 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
                       timeout=args.timeout, reconnect=False)
     try:
         if starts:
-            manager.connect_all(startup_timeout=args.timeout)
+            try:
+                manager.connect_all(startup_timeout=args.timeout)
+            except ServerNotConnected:  # a "required" server failed: 'servers' still shows them all
+                if args.command != "servers":
+                    raise
             manager.wait(min(args.timeout, 2.0))  # an attempt ending with the window reports its own error
         if args.command in skills_cli.SKILL_COMMANDS:
             return skills_cli.run_skills(manager, wanted, args)
