@@ -21,6 +21,7 @@ from .capabilities import ServerCapabilities
 from .client import Client, connect
 from .progress import ProgressBar
 from ._signals import SignalExit, install_signal_handlers
+from ._session.spill import SpilledResult
 from .exceptions import (
     AuthError,
     CapabilityError,
@@ -95,6 +96,7 @@ if _TYPE_CHECKING:
                        WorkloadIdentity)
     from .config import ServerConfig
     from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
+    from ._fleet.policy import ToolNotAllowed
 
 # The manager, config and auth modules load on first use, keeping ``import mcpsync`` light
 # (auth subclasses ``requests.auth.AuthBase``, so it imports requests).
@@ -111,6 +113,7 @@ _LAZY = {
     "ReconnectPolicy": "manager",
     "ServerConfig": "config",
     "ServerStatus": "manager",
+    "ToolNotAllowed": "_fleet.policy",
 }
 
 
@@ -189,6 +192,7 @@ __all__ = [
     "SkillContent",
     "SkillFile",
     "SkillVerificationError",
+    "SpilledResult",
     "StdioTransport",
     "StreamBroken",
     "StreamableHTTPTransport",
@@ -201,6 +205,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolList",
+    "ToolNotAllowed",
     "Transport",
     "TransportClosed",
     "TransportError",

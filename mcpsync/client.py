@@ -18,6 +18,7 @@ from ._session import mrtr as _mrtr
 from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
 from ._session.session import call_options
 from ._session.skills import SkillRef
+from ._session.spill import capped, limit, limit_raw
 from ._session.targets import Target, transport_for
 from ._version import __version__
 from ._versions import at_least
@@ -85,12 +86,10 @@ class Client:
     servers' ``input_required`` results. Every capability is advertised only
     when its handler is given.
 
-    Thread safety: every method may be called from any number of threads at
-    once; each call blocks its own thread only. Concurrent :meth:`connect` calls
-    run one handshake: the others wait for it, then return the connected client
-    (or, when it failed, raise :class:`~mcpsync.TransportClosed`), and
-    :meth:`on_notification` may register and remove handlers from any thread,
-    including from inside a handler.
+    Thread safety: every method may be called from any number of threads at once; each call blocks
+    its own thread only. Concurrent :meth:`connect` calls run one handshake: the others wait for it,
+    then return the connected client (or, when it failed, raise :class:`~mcpsync.TransportClosed`),
+    and :meth:`on_notification` may register and remove handlers from any thread, even a handler.
     """
 
     def __init__(
@@ -355,48 +354,49 @@ class Client:
                 yield Tool.from_dict(accepted)
 
     @overload
-    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *,
-                  task: Literal[False] = False, timeout: Optional[float] = None,
-                  cancel: Optional[CancelToken] = None, on_progress: Optional[ProgressCallback] = None,
-                  reset_timeout_on_progress: bool = False,
-                  max_total_timeout: Optional[float] = None) -> CallToolResult: ...
+    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: Literal[False] = False,
+                  timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
+                  on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
+                  max_total_timeout: Optional[float] = None, max_output: Optional[int] = None) -> CallToolResult: ...
 
     @overload
-    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *,
-                  task: Literal[True], timeout: Optional[float] = None,
-                  cancel: Optional[CancelToken] = None, on_progress: Optional[ProgressCallback] = None,
-                  reset_timeout_on_progress: bool = False,
-                  max_total_timeout: Optional[float] = None) -> Task: ...
+    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: Literal[True],
+                  timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
+                  on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
+                  max_total_timeout: Optional[float] = None, max_output: Optional[int] = None) -> Task: ...
 
     def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: bool = False,
                   timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                   on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
-                  max_total_timeout: Optional[float] = None) -> Union[CallToolResult, Task]:
+                  max_total_timeout: Optional[float] = None, max_output: Optional[int] = None,
+                  ) -> Union[CallToolResult, Task]:
         """Call a tool and return its result.
 
-        A result with ``is_error`` set is returned, not raised; call
-        ``result.raise_for_error()`` to raise :class:`~mcpsync.ToolError`.
+        A result with ``is_error`` set is returned, not raised; call ``result.raise_for_error()`` to raise
+        :class:`~mcpsync.ToolError`.
 
-        With ``task=True`` the tool runs as a task and a :class:`~mcpsync.Task`
-        handle is returned at once (2025-11-25: the tool must allow it, by its
-        ``execution.taskSupport``; 2026-07-28: the server decides, and a call it
-        answers at once gives an already completed handle). A tool whose
-        ``taskSupport`` is ``"required"``, or a modern server that answers with
-        a task, runs as a task inside a plain call too: the call waits for it.
+        With ``task=True`` the tool runs as a task and a :class:`~mcpsync.Task` handle is returned at once
+        (2025-11-25: the tool must allow it, by its ``execution.taskSupport``; 2026-07-28: the server
+        decides, and a call it answers at once gives an already completed handle). A tool whose
+        ``taskSupport`` is ``"required"``, or a modern server that answers with a task, runs as a task
+        inside a plain call too: the call waits for it.
 
-        ``timeout`` is in seconds and bounds the whole call: for a plain call its
-        one request (as in :meth:`request`); for a call that runs as a task inside
-        a plain call, the request and every poll of the wait that follows, under
-        one deadline (``None``: the client's default per-request timeout, for the
-        whole wait). With ``task=True`` it bounds only the creating request.
+        ``timeout`` is in seconds and bounds the whole call: for a plain call its one request (as in
+        :meth:`request`); for a call that runs as a task inside a plain call, the request and every poll
+        of the wait that follows, under one deadline (``None``: the client's default per-request timeout,
+        for the whole wait). With ``task=True`` it bounds only the creating request.
+
+        ``max_output`` caps the result's size in bytes: a larger result keeps its head and a note, and is
+        a :class:`~mcpsync.SpilledResult` whose ``spill_path`` file holds all of it (docs/config.md).
 
         Raises:
             MCPError: the server refused the call (unknown tool, bad arguments).
             RequestTimeout, RequestCancelled, TransportClosed: as for :meth:`request`.
             CapabilityError: the server offers no tools.
+            OSError: a result over ``max_output`` could not be written to its spill file.
         """
-        return self._call_tool(name, arguments, task, call_options(timeout, cancel, on_progress,
-                                                                   reset_timeout_on_progress, max_total_timeout))
+        return self._call_tool(name, arguments, task, capped(call_options(
+            timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout), max_output))
 
     def _call_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
                    options: CallOptions) -> Union[CallToolResult, Task]:
@@ -405,9 +405,9 @@ class Client:
         session = self._session
         if session.plain_tool_calls and not task:
             # The hot path: a legacy session whose server runs no tool as a task.
-            return CallToolResult.from_dict(session.legacy_call("tools/call", params, options))
+            return limit_raw(session.legacy_call("tools/call", params, options), options)
         session.require("tools", what=f"call tool {name!r}")
-        return call_as_task(session, self._tool_calls, params, task, options, always=self.tasks)
+        return limit(call_as_task(session, self._tool_calls, params, task, options, always=self.tasks), options)
 
     def list_tasks(self, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> List[TaskInfo]:
         """The server's tasks (``tasks/list``, 2025-11-25; the 2026 tasks extension has no list).

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import math
 import os
 import threading
 import time
@@ -30,9 +29,11 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _fork
 from ._fleet.index import ManagedTool, ToolIndex
+from ._fleet.policy import output_limit, required_failure, required_starting, tool_timeout, wait_for
 from ._fleet.scheduler import Scheduler
 from ._fleet.server import (
-    CLOSED, CONNECTING, FAILED, UNTRUSTED, WAITING, Host, ManagedServer, ReconnectPolicy, ServerStatus, release,
+    CLOSED, CONNECTING, DISABLED, FAILED, UNTRUSTED, WAITING, Host, ManagedServer, ReconnectPolicy, ServerStatus,
+    release,
 )
 from ._fleet.toolcache import ToolCache
 from ._rpc.engine import DEFAULT_TIMEOUT
@@ -143,9 +144,7 @@ class Manager:
         self._pending: Optional[str] = None  # after fork or unpickling: how the first use starts the servers
         _live.add(self)
         wanted = servers if servers is not None else {name: self.config.servers.get(name) for name in self.config.names}
-        for name, server_config in wanted.items():
-            if server_config is not None and not server_config.enabled:
-                continue
+        for name, server_config in wanted.items():  # a disabled one is listed, never started
             self._servers[name] = ManagedServer(self._host, name, server_config, self.config.errors.get(name),
                                                 self._timeout)
 
@@ -221,7 +220,11 @@ class Manager:
                 pass
 
     def __enter__(self) -> "Manager":
-        self.connect_all()
+        try:
+            self.connect_all()
+        except BaseException:  # a required server failed, say: nothing is left running
+            self.close()
+            raise
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -237,21 +240,23 @@ class Manager:
         deferred tools if the cache has them, else keeps connecting in the background
         and adds its tools when ready (``on_tools_changed`` tells you). Returns :meth:`status`.
 
+        A server whose config says ``"required": true`` is waited for to the end of its attempt.
+
         Raises:
             TransportClosed: the manager is closed.
+            ServerNotConnected: a required server did not connect (the others stay up; ``with`` closes all).
         """
-        deadline = time.monotonic() + max(0.0, startup_timeout)
         with self._cond:
             self._check_open()
             self._started = True
             self._pending = None
             started = [server for server in self._servers.values() if server.start_locked()]
-            while any(server.state == CONNECTING for server in started):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                self._cond.wait(remaining)
+            wait_for(self._cond, lambda: not any(server.state == CONNECTING for server in started), startup_timeout)
+            wait_for(self._cond, lambda: not required_starting(started, CONNECTING), None)
+            failure = required_failure(started, (FAILED, CLOSED))
             pending = [server for server in started if server.state == CONNECTING]
+        if failure is not None:
+            raise failure
         for server in pending:
             self._serve_cached(server)
         return self.status()
@@ -274,16 +279,12 @@ class Manager:
 
         Returns True if that happened within ``timeout`` seconds (None: no limit).
         """
-        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        def done() -> bool:
+            servers = [self._server_locked(n) for n in names] if names else list(self._servers.values())
+            return not any(server.state in WAITING for server in servers)
+
         with self._cond:
-            while True:
-                servers = [self._server_locked(n) for n in names] if names else list(self._servers.values())
-                if not any(server.state in WAITING for server in servers):
-                    return True
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(None if math.isinf(remaining) else remaining)
+            return wait_for(self._cond, done, timeout)
 
     def wait_until(self, predicate: Callable[[Dict[str, ServerStatus]], bool],
                    timeout: Optional[float] = None) -> bool:
@@ -292,14 +293,8 @@ class Manager:
         The predicate is checked at every change of a server's state or tools, under the manager's lock:
         keep it quick and do not call the manager's blocking methods from it.
         """
-        deadline = math.inf if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while not predicate(self.status()):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(None if math.isinf(remaining) else remaining)
-            return True
+            return wait_for(self._cond, lambda: predicate(self.status()), timeout)
 
     # -- tools and calls ----------------------------------------------------------------------
 
@@ -318,7 +313,7 @@ class Manager:
             if server is not None:
                 self._server_locked(server)
             live = {name for name, s in self._servers.items()
-                    if s.state not in (FAILED, CLOSED, UNTRUSTED) and (server is None or name == server)}
+                    if s.state not in (FAILED, CLOSED, UNTRUSTED, DISABLED) and (server is None or name == server)}
             return self._index.tools(live)
 
     def tool(self, qualified_name: str) -> ManagedTool:
@@ -331,8 +326,8 @@ class Manager:
             self._resume()
         with self._cond:
             found = self._index.get(qualified_name)
-        if found is None:
-            raise UnknownToolError(qualified_name)
+            if found is None:  # ToolNotAllowed for a tool its server's config filters out
+                raise self._index.unknown(qualified_name)
         return found
 
     def call_tool(
@@ -343,16 +338,18 @@ class Manager:
         timeout: Optional[float] = None,
         cancel: Optional[CancelToken] = None,
         on_progress: Optional[ProgressCallback] = None,
+        max_output: Optional[int] = None,
     ) -> CallToolResult:
         """Call a tool by its qualified name; waits for its server if it is still (re)connecting.
 
-        ``timeout`` (seconds; default: the server's timeout) is one deadline over the wait for the
-        connection and the call together. A call that provably never reached the server (it was down,
-        restarting, just lost) waits in that time for the reconnect and is sent again (once). A result
-        with ``is_error`` is returned, not raised.
+        ``timeout`` is in seconds (default: the server's ``tool_timeout``, else its timeout) and is one
+        deadline over the wait for the connection and the call together. A call that provably never
+        reached the server (it was down, restarting, just lost) waits in that time for the reconnect
+        and is sent again (once). A result with ``is_error`` is returned, not raised. ``max_output``
+        (default: the server's) caps the result's size in bytes, as for :meth:`Client.call_tool`.
 
         Raises:
-            UnknownToolError: no tool has that name.
+            UnknownToolError: no tool has that name (ToolNotAllowed: its server's config filters it out).
             ServerNotConnected: its server failed (the text has its last error) or was closed.
             RequestTimeout: still not connected, or no answer, within ``timeout``.
             RequestCancelled, MCPError, TransportClosed: as :meth:`Client.call_tool`.
@@ -364,9 +361,10 @@ class Manager:
             server = self._servers.get(entry.server)
             if server is None:
                 raise UnknownToolError(qualified_name)
-        budget = server.timeout if timeout is None else timeout
+        budget = tool_timeout(server.config, server.timeout) if timeout is None else timeout
         deadline = Deadline.after(budget)
-        options = CallOptions(timeout=budget, cancel=cancel, on_progress=on_progress, deadline=deadline)
+        options = CallOptions(timeout=budget, cancel=cancel, on_progress=on_progress, deadline=deadline,
+                              max_output=output_limit(server.config, max_output))
         # The one options value, deadline included, goes to the client whole (its public call_tool would start
         # a new clock); a call that never reached the server is sent again after the reconnect (ManagedServer.call).
         result = server.call(lambda c, o: c._call_tool(entry.name, arguments, False, o),  # noqa: SLF001
@@ -408,7 +406,7 @@ class Manager:
 
     @property
     def servers(self) -> List[str]:
-        """The managed servers' names (enabled ones, valid or not), in config order."""
+        """The managed servers' names (valid or not, disabled ones too), in config order."""
         with self._cond:
             return list(self._servers)
 
@@ -541,7 +539,8 @@ class Manager:
 
     def _apply_tools_locked(self, name: str, tools: List[Tool], deferred: bool) -> bool:
         """Replace one server's slice of the tools (never touching another's); lock held."""
-        if name not in self._servers or not self._index.apply_locked(self._servers, name, tools, deferred):
+        server = self._servers.get(name)
+        if server is None or not self._index.apply_locked(self._servers, name, tools, deferred, server.config):
             return False
         self._cond.notify_all()  # wait_until() predicates may look at the tools
         return True

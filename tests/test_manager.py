@@ -235,7 +235,8 @@ def test_invalid_servers_fail_alone_with_a_clear_message(cache_dir: Path) -> Non
     with Manager(config, cache=cache_dir) as manager:
         manager.wait(15)
         status = manager.status()
-        assert list(status) == ["ok", "nocommand", "weird", "unset"]  # disabled servers are not managed
+        assert list(status) == ["ok", "off", "nocommand", "weird", "unset"]
+        assert status["off"].state == "disabled"  # listed, never started (issue 15)
         assert status["ok"].state == "connected"
         assert 'missing "command"' in (status["nocommand"].last_error or "")
         assert "unknown type 'carrier-pigeon'" in (status["weird"].last_error or "")

@@ -15,8 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from ..config import ServerConfig
+from ..exceptions import UnknownToolError
 from ..types import Tool
-from .naming import assign
+from .naming import assign, qualified_name
+from .policy import refusal, split_tools
 
 __all__ = ["ManagedTool", "ToolIndex"]
 
@@ -52,21 +55,31 @@ class ToolIndex:
         self._slices: Dict[str, Tuple[List[Tool], bool]] = {}  # server -> (tools, deferred)
         self._index: Dict[str, ManagedTool] = {}
         self._warned: Set[Tuple[str, str]] = set()  # name clashes already logged
+        # server -> (its config, qualified name -> tool name) of the tools its config filters out
+        self._hidden: Dict[str, Tuple[ServerConfig, Dict[str, str]]] = {}
 
-    def apply_locked(self, order: Iterable[str], name: str, tools: List[Tool], deferred: bool) -> bool:
+    def apply_locked(self, order: Iterable[str], name: str, tools: List[Tool], deferred: bool,
+                     config: Optional[ServerConfig] = None) -> bool:
         """Replace ``name``'s slice; False when deferred (cached) tools would replace live ones.
 
-        ``order`` is every managed server's name, in config order.
+        ``order`` is every managed server's name, in config order. The tools ``config``'s
+        ``enabled_tools``/``disabled_tools`` filter out are left out of the slice.
         """
         current = self._slices.get(name)
         if deferred and current is not None and not current[1]:
             return False  # live tools already arrived: never replace them with cached ones
-        self._slices[name] = (list(tools), deferred)
+        offered, hidden = split_tools(config, tools)
+        self._slices[name] = (offered, deferred)
+        if config is not None and hidden:
+            self._hidden[name] = (config, {qualified_name(name, tool): tool for tool in hidden})
+        else:
+            self._hidden.pop(name, None)
         self._reindex(list(order))
         return True
 
     def drop_locked(self, order: Iterable[str], name: str) -> bool:
         """Forget ``name``'s slice; True if it had one."""
+        self._hidden.pop(name, None)
         if self._slices.pop(name, None) is None:
             return False
         self._reindex(list(order))
@@ -81,6 +94,15 @@ class ToolIndex:
 
     def get(self, qualified_name: str) -> Optional[ManagedTool]:
         return self._index.get(qualified_name)
+
+    def unknown(self, name: str) -> UnknownToolError:
+        """The error for a name :meth:`get` does not know: :class:`ToolNotAllowed` when it names a
+        tool a server's config filters out, else :class:`UnknownToolError`."""
+        for config, hidden in self._hidden.values():
+            refused = refusal(config, hidden[name], name) if name in hidden else None
+            if refused is not None:
+                return refused
+        return UnknownToolError(name)
 
     def tools(self, servers: Set[str]) -> List[ManagedTool]:
         """The indexed tools of ``servers``, in index order."""

@@ -34,6 +34,7 @@ from ..exceptions import (
 from ..transports import create_transport
 from ..transports.streamable_http import StreamableHTTPTransport
 from ..types import Tool
+from .policy import StartupWindow, disabled_error
 
 log = logging.getLogger("mcpsync.manager")
 
@@ -45,6 +46,7 @@ FAILED = "failed"
 RECONNECTING = "reconnecting"
 CLOSED = "closed"
 UNTRUSTED = "untrusted"
+DISABLED = "disabled"
 #: States in which a call waits for the connection instead of failing.
 WAITING = frozenset({CONNECTING, DEFERRED, RECONNECTING})
 
@@ -86,8 +88,9 @@ class ServerStatus:
         name: the server's name.
         state: ``idle`` (not started), ``connecting``, ``connected``, ``deferred``
             (still connecting; its cached tools are served), ``failed``,
-            ``reconnecting``, ``closed``, or ``untrusted`` (from a project file the
-            user has not trusted: never started; ``last_error`` says what to do).
+            ``reconnecting``, ``closed``, ``untrusted`` (from a project file the
+            user has not trusted: never started; ``last_error`` says what to do), or
+            ``disabled`` (``"enabled": false`` in its config: never started).
         type: ``stdio``, ``http`` or ``sse`` (``unknown`` for an invalid config).
         source: the config file the server came from.
         tools: how many tools it currently contributes.
@@ -195,6 +198,8 @@ class ManagedServer:
                 self._record_locked(exc)
             self.state = UNTRUSTED
             self.reason = "its project file is not trusted"
+        elif config is not None and not config.enabled:
+            self.state, self.reason = DISABLED, str(disabled_error(name, config))
 
     def __repr__(self) -> str:
         return f"<ManagedServer {self.name!r} {self.state}>"
@@ -251,6 +256,8 @@ class ManagedServer:
         Raises:
             ConfigError: the server's config is invalid.
         """
+        if self.state == DISABLED and self.config is not None:
+            raise disabled_error(self.name, self.config)
         if self.config is None or self.state == UNTRUSTED:
             assert isinstance(self.last_exc, ConfigError)
             raise self.last_exc
@@ -319,10 +326,11 @@ class ManagedServer:
                 return  # superseded before anything was opened: nothing to release
             self.attempt = client
         try:
-            client.connect(timeout=self.timeout)
+            window = StartupWindow(config, self.timeout)  # "startup_timeout": over both requests
+            client.connect(timeout=window.connect())
             # After connect: the client may have moved to a fallback transport (legacy SSE).
             client.transport.on_close = lambda: _closed(me, client_ref)
-            tools = fetch_tools(client, self.timeout)
+            tools = fetch_tools(client, window.listing())
         except Exception as exc:
             release(client)
             self._attempt_failed(generation, exc, client)

@@ -150,7 +150,7 @@ class Engine:
             TransportClosed: the connection is, or became, closed.
         """
         timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout, deadline, on_request_id, \
-            notify_cancel = options
+            notify_cancel, _max_output = options  # the cap on a result is the session layer's
         if cancel is not None and cancel.cancelled:
             raise RequestCancelled(cancel.reason)
         if timeout is None:

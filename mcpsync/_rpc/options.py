@@ -71,6 +71,8 @@ class CallOptions(NamedTuple):
     * ``on_request_id``: told the request's id before it is sent.
     * ``notify_cancel``: tell the peer when the request is abandoned (False for requests
       that must never be cancelled; the caller, which knows the protocol, decides).
+    * ``max_output``: a cap in bytes on the result the caller is handed (the engine ignores it;
+      the layer that builds the result applies it).
     """
 
     timeout: Optional[float] = None
@@ -81,6 +83,7 @@ class CallOptions(NamedTuple):
     deadline: Optional[Deadline] = None
     on_request_id: Optional[Callable[[RequestId], None]] = None
     notify_cancel: bool = True
+    max_output: Optional[int] = None
 
 
 #: The options of a call that sets none; shared, so a plain call builds nothing.

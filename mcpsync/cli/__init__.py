@@ -3,11 +3,14 @@
 ::
 
     mcpsync servers                          # every configured server (nothing is started)
-    mcpsync servers --status                 # start them and show each one's status
+    mcpsync servers --status                 # start them and show each one's status (--check: the same)
     mcpsync tools [SERVER]                   # tools of every server, or of one
     mcpsync call SERVER TOOL '{"arg": 1}'    # call one tool, print its result
+    mcpsync call files_read_file '{...}'     # the same by qualified name (as 'tools' shows it)
     mcpsync resources [SERVER]
+    mcpsync read [SERVER] URI                # one resource's contents
     mcpsync prompts [SERVER]
+    mcpsync prompt [SERVER] NAME '{"a": "x"}'  # one prompt, rendered
     mcpsync skills [SERVER]                  # skills (SEP-2640) of every server, or of one
     mcpsync skill SERVER NAME                # one skill's SKILL.md, verified against its entry
     mcpsync tools -- python server.py        # a server given directly, not from configs
@@ -20,13 +23,15 @@ of discovery), ``--timeout SECONDS`` (connect and call, default 30),
 ``--trust-project`` (start the servers of this directory's project files for
 this run without asking; otherwise a command that starts servers asks on a
 terminal about each project file not yet trusted, and without a terminal leaves
-their servers out).
+their servers out); ``--version``.
 
 Exit codes: 0 success; 1 the tool reported an error (``isError``) or another
 error; 2 usage (bad option, arguments not a JSON object); 3 configuration (no
 servers, unknown server, invalid entry); 4 a server could not be reached or
 its connection closed; 5 timeout; 6 the server refused the request (a
 JSON-RPC error, a missing capability, a protocol violation); 130 interrupted.
+``servers`` exits with the code of the first server that failed (3 for an
+invalid entry, 4 for one that could not start), 0 when none did.
 An error is one line on stderr (``mcpsync: error: ...``); ``--debug`` adds the
 traceback and mcpsync's logs.
 """
@@ -34,12 +39,13 @@ traceback and mcpsync's logs.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import config as mcpconfig
-from ..exceptions import ConfigError, MCPSyncError, UnknownServerError
+from .._version import __version__
+from ..exceptions import ConfigError, MCPSyncError, ServerNotConnected, UnknownServerError
+from . import _calls as calls
 from . import _output as out
 from . import _signals as signals_cli
 from . import _skills as skills_cli
@@ -50,7 +56,7 @@ __all__ = ["main"]
 DEFAULT_TIMEOUT = 30.0
 
 
-COMMANDS = ("servers", "tools", "call", "resources", "prompts", "skills", "skill", "trust")
+COMMANDS = ("servers", "tools", "call", "resources", "read", "prompts", "prompt", "skills", "skill", "trust")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -62,8 +68,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         argv, target = argv[:split], argv[split + 1:]
     parser = _parser()
     args = parser.parse_args(argv)
+    args.timeout_given = hasattr(args, "timeout")
     for name, default in (("config", []), ("timeout", DEFAULT_TIMEOUT), ("json", False), ("debug", False),
-                          ("no_cache", False), ("trust_project", False), ("status", False)):
+                          ("no_cache", False), ("trust_project", False), ("status", False),
+                          ("max_output", None)):
         if not hasattr(args, name):
             setattr(args, name, default)
     if args.command is None:
@@ -111,11 +119,13 @@ def _parser() -> argparse.ArgumentParser:
         epilog="A server can be given directly: 'mcpsync tools -- python server.py' or "
                "'mcpsync tools https://host/mcp'. Exit codes: 0 ok, 1 tool error, 2 usage, 3 config, "
                "4 connection, 5 timeout, 6 refused by the server, 130 interrupted.")
+    parser.add_argument("--version", action="version", version=_version_text())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     servers = commands.add_parser("servers", parents=[common],
                                   help="list the configured servers (--status: start them and show their status)")
-    servers.add_argument("--status", "--connect", dest="status", action="store_true", default=argparse.SUPPRESS,
-                         help="start every trusted server and show its state, tools and last error")
+    servers.add_argument("--status", "--connect", "--check", dest="status", action="store_true",
+                         default=argparse.SUPPRESS, help="start every trusted server and show its state, tools and "
+                                                         "last error (the exit code says whether one failed)")
     for name, what in (("tools", "tools"), ("resources", "resources"), ("prompts", "prompts")):
         sub = commands.add_parser(name, parents=[common], help=f"list the {what} of every server, or of one")
         sub.add_argument("server", nargs="?", metavar="SERVER", help="a server name or an http(s) URL")
@@ -123,12 +133,15 @@ def _parser() -> argparse.ArgumentParser:
                                                                 "or forget them (--revoke)")
     trust.add_argument("--revoke", nargs="*", metavar="FILE", default=argparse.SUPPRESS,
                        help="forget the trust in FILE (default: this directory's project files)")
-    call = commands.add_parser("call", parents=[common], help="call a tool and print its result",
-                               description="SERVER may be an http(s) URL; with '-- COMMAND...' leave it out.")
-    call.add_argument("words", nargs="+", metavar="SERVER TOOL [ARGUMENTS]",
-                      help="ARGUMENTS is a JSON object ('-' reads it from stdin)")
+    calls.add_parsers(commands, common)
     skills_cli.add_parsers(commands, common)
     return parser
+
+
+def _version_text() -> str:
+    from .._versions import ALL_VERSIONS
+
+    return f"mcpsync {__version__} (MCP protocol versions {', '.join(ALL_VERSIONS)})"
 
 
 def _run(args: argparse.Namespace, target: List[str]) -> int:
@@ -139,80 +152,64 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
             raise out.UsageError("'trust' takes no server command")
         return _trust(args)
 
-    server, tool, arguments = _positionals(args, target)
+    words = _positionals(args, target)
     starts = args.command != "servers" or args.status
-    config, wanted = _load_config(args, target, server, starts)
+    config, wanted = _load_config(args, target, words, starts)
     out.SECRETS.learn(config)
-    manager = Manager(config, cache=not args.no_cache and not target and not _is_url(server),
+    manager = Manager(config, cache=not args.no_cache and not target and not _is_url(words.server),
                       timeout=args.timeout, reconnect=False)
     try:
         if starts:
-            manager.connect_all(startup_timeout=args.timeout)
+            try:
+                manager.connect_all(startup_timeout=args.timeout)
+            except ServerNotConnected:  # a "required" server failed: 'servers' still shows them all
+                if args.command != "servers":
+                    raise
             manager.wait(min(args.timeout, 2.0))  # an attempt ending with the window reports its own error
         if args.command in skills_cli.SKILL_COMMANDS:
             return skills_cli.run_skills(manager, wanted, args)
         if args.command == "servers":
             return _servers(manager, config, args)
         if args.command == "call":
-            assert wanted is not None and tool is not None
-            return _call(manager, wanted, tool, arguments, args)
+            return calls.run_call(manager, words if words.qualified else words._replace(server=wanted), config, args)
+        if args.command == "read":
+            return calls.run_read(manager, words._replace(server=wanted), args)
+        if args.command == "prompt":
+            return calls.run_prompt(manager, words._replace(server=wanted), args)
         return _listing(manager, wanted, args)
     finally:
         manager.close()
 
 
-def _positionals(args: argparse.Namespace, target: List[str]) -> Tuple[Optional[str], Optional[str], Any]:
+def _positionals(args: argparse.Namespace, target: List[str]) -> calls.Words:
     if args.command in skills_cli.SKILL_COMMANDS:
-        return skills_cli.positionals(args, target)
+        server, name, _ = skills_cli.positionals(args, target)
+        return calls.Words(server, name, None)
     if args.command in ("tools", "resources", "prompts"):
         if target and args.server:
             raise out.UsageError(f"give either a SERVER ({args.server!r}) or '-- COMMAND...', not both")
-        return args.server, None, None
-    if args.command != "call":
-        if target:
-            raise out.UsageError("'servers' takes no server command; use --config or the config files")
-        return None, None, None
-    words = list(args.words)
-    if not target:
-        if len(words) < 2:
-            raise out.UsageError("call needs SERVER TOOL [ARGUMENTS]")
-        server = words.pop(0)
-    else:
-        server = None
-    if not words or len(words) > 2:
-        raise out.UsageError("call needs TOOL [ARGUMENTS] after the server")
-    tool = words[0]
-    return server, tool, _arguments(words[1] if len(words) > 1 else None)
-
-
-def _arguments(text: Optional[str]) -> Dict[str, Any]:
-    if text is None:
-        return {}
-    if text == "-":
-        text = sys.stdin.read()
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise out.UsageError(f"ARGUMENTS is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise out.UsageError("ARGUMENTS is nested too deeply to be tool arguments") from None
-    if not isinstance(value, dict):
-        raise out.UsageError("ARGUMENTS must be a JSON object, like '{\"text\": \"hi\"}'")
-    return value
+        return calls.Words(args.server, None, None)
+    if args.command in ("call", "read", "prompt"):
+        return calls.positionals(args.command, args.words, target)
+    if target:
+        raise out.UsageError("'servers' takes no server command; use --config or the config files")
+    return calls.Words(None, None, None)
 
 
 def _is_url(text: Optional[str]) -> bool:
     return bool(text) and str(text).startswith(("http://", "https://"))
 
 
-def _load_config(args: argparse.Namespace, target: List[str], server: Optional[str],
+def _load_config(args: argparse.Namespace, target: List[str], words: calls.Words,
                  starts: bool) -> Tuple["mcpconfig.Config", Optional[str]]:
-    """The servers to start, and the one the command is about (None: all of them).
+    """The servers to start, and the one the command is about (None: all of them, or for a
+    qualified tool name, the ones it may belong to).
 
     Discovery trusts the project files the trust record has; with ``--trust-project``
     every one (this run only); when the command ``starts`` servers, it asks on a
     terminal about the others.
     """
+    server = words.server
     if target:
         from ..transports.stdio import default_name
 
@@ -230,36 +227,80 @@ def _load_config(args: argparse.Namespace, target: List[str], server: Optional[s
     else:
         config = mcpconfig.discover(trust_project=True if args.trust_project else "ask" if starts else False)
     if not config.names:
-        where = ", ".join(args.config) if args.config else "any config file (see 'mcpsync --help')"
-        raise ConfigError(f"no MCP servers found in {where}")
+        raise ConfigError(_nothing_found(args, config))
+    if words.qualified and words.name is not None:
+        return _only(config, calls.servers_for(words.name, config)), None
     if server is None:
         return config, None
     if server not in config:
         raise UnknownServerError(server, config.names)
-    only = mcpconfig.Config()
     if server in config.servers:
-        only.add(config.servers[server], server)
         if not config.servers[server].enabled:
             raise ConfigError(f'server "{server}" is disabled in {config.servers[server].source}', server=server)
         config.servers[server].transport_config()  # an untrusted project entry: ConfigError, saying what to do
     else:
         raise config.errors[server]
-    return only, server
+    return _only(config, [server]), server
+
+
+def _only(config: "mcpconfig.Config", names: List[str]) -> "mcpconfig.Config":
+    only = mcpconfig.Config()
+    for name in names:
+        only.add(config.servers[name] if name in config.servers else config.errors[name], name)
+    return only
+
+
+def _nothing_found(args: argparse.Namespace, config: "mcpconfig.Config") -> str:
+    """Where the command looked for servers (every file discovery reads, or the --config files)."""
+    if args.config:
+        searched = list(args.config)
+    else:
+        import os
+
+        home = os.path.expanduser("~")
+        searched = sorted({str(source.path) for source in mcpconfig.discovery_sources()},
+                          key=[str(s.path) for s in mcpconfig.discovery_sources()].index)
+        searched = ["~" + path[len(home):] if path.startswith(home + os.sep) else path for path in searched]
+    skipped = f"; {len(config.problems)} of them skipped as malformed (see above)" if config.problems else ""
+    return (f"no MCP servers found; searched {', '.join(searched)}{skipped}. Add a server to one of them, "
+            "pass --config FILE, or give one directly: mcpsync tools -- COMMAND... / mcpsync tools URL")
 
 
 def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace) -> int:
+    """The status table; exits with the first failed server's code (0 when none failed)."""
     rows = [status.to_dict() for status in manager.status().values()]
-    for name, server in config.servers.items():
-        if not server.enabled:
-            rows.append({"name": name, "state": "disabled", "type": server.type, "source": server.source,
-                         "tools": 0, "last_error": None})
+    for row in rows:
+        row["transport"] = _transport_used(manager, row) or row["type"]
     if args.json:
         out.print_json(rows)
-        return out.EXIT_OK
-    table = [(r["name"], r["state"], r["type"], str(r["tools"]) if r["state"] == "connected" else "-",
-              out.first_line(r["last_error"]) if r["last_error"] else r["source"]) for r in rows]
-    out.print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), table)
+    else:
+        table = [(r["name"], r["state"], r["transport"], str(r["tools"]) if r["state"] == "connected" else "-",
+                  out.first_line(r["last_error"]) if r["last_error"] else r["source"]) for r in rows]
+        out.print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), table)
+    for row in rows:
+        if row["state"] == "failed":
+            try:
+                manager.client(row["name"], timeout=0)
+            except MCPSyncError as exc:
+                return out.exit_code(exc.__cause__ if exc.__cause__ is not None else exc)
+            return out.EXIT_CONNECT
     return out.EXIT_OK
+
+
+def _transport_used(manager: Any, row: Dict[str, Any]) -> Optional[str]:
+    """The transport a connected server really uses (``sse`` after a fallback from Streamable HTTP)."""
+    if row["state"] != "connected":
+        return None
+    try:
+        transport = manager.client(row["name"], timeout=0).transport
+    except MCPSyncError:
+        return None
+    from ..transports import SSETransport, StdioTransport, StreamableHTTPTransport
+
+    for kind, name in ((SSETransport, "sse"), (StreamableHTTPTransport, "http"), (StdioTransport, "stdio")):
+        if isinstance(transport, kind):
+            return name
+    return None
 
 
 def _trust(args: argparse.Namespace) -> int:
@@ -315,8 +356,9 @@ def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> i
     if args.json:
         out.print_json(rows)
     elif args.command == "tools":
-        out.print_table(("SERVER", "TOOL", "DESCRIPTION"),
-                     [(r["server"], r["name"], out.first_line(r.get("description") or "")) for r in rows])
+        out.print_table(("SERVER", "TOOL", "QUALIFIED NAME", "DESCRIPTION"),  # 'mcpsync call' takes either
+                        [(r["server"], r["name"], r["qualified_name"], out.first_line(r.get("description") or ""))
+                         for r in rows])
     elif args.command == "resources":
         out.print_table(("SERVER", "URI", "NAME", "MIME TYPE"),
                      [(r["server"], r.get("uri", ""), r.get("name", ""), r.get("mimeType") or "") for r in rows])
@@ -339,22 +381,3 @@ def _items(manager: Any, client: Any, server: str, command: str, timeout: float)
         return []
     items = client.list_resources(timeout=timeout) if kind == "resources" else client.list_prompts(timeout=timeout)
     return [{"server": server, **item.to_dict()} for item in items]
-
-
-def _call(manager: Any, server: str, tool: str, arguments: Dict[str, Any], args: argparse.Namespace) -> int:
-    client = manager.client(server, timeout=args.timeout)
-    progress = out.Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
-    try:
-        result = client.call_tool(tool, arguments, timeout=args.timeout,
-                                  on_progress=progress.show if progress is not None else None)
-    finally:
-        if progress is not None:
-            progress.clear()
-    if args.json:
-        out.print_json(result.to_dict())
-    else:
-        out.print_result(result)
-    if result.is_error:
-        out.error("the tool reported an error")
-        return out.EXIT_ERROR
-    return out.EXIT_OK

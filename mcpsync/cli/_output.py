@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 from .. import config as mcpconfig
 from ..exceptions import (
     CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportError, UnknownServerError,
+    UnknownToolError,
 )
 
 EXIT_OK = 0
@@ -120,6 +121,10 @@ def error(text: str) -> None:
     print(f"mcpsync: error: {SECRETS.scrub(text)}", file=sys.stderr)
 
 
+def note(text: str) -> None:
+    print(f"mcpsync: {SECRETS.scrub(text)}", file=sys.stderr)
+
+
 def warn(text: str) -> None:
     print(f"mcpsync: warning: {SECRETS.scrub(text)}", file=sys.stderr)
 
@@ -151,7 +156,9 @@ class Secrets:
             parts = urlsplit(server.url or "")
             found.update(value for value in (parts.query, parts.password, parts.fragment) if value)
             fields = {key: value for key, value in server.raw.items() if key not in ("command", "cwd")}  # paths
-            for name in re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields)):
+            named = re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields))
+            named += _codex_variables(server.raw)  # Codex names variables without ${...}
+            for name in named:
                 if source.get(name):
                     found.add(source[name])
         self.values = sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
@@ -162,11 +169,20 @@ class Secrets:
         return text
 
 
+def _codex_variables(raw: Dict[str, Any]) -> List[str]:
+    """The variables a Codex entry reads by name (``bearer_token_env_var``, ``env_http_headers``, ``env_vars``)."""
+    names = [raw.get("bearer_token_env_var")]
+    headers = raw.get("env_http_headers")
+    names += list(headers.values()) if isinstance(headers, dict) else []
+    names += list(raw.get("env_vars") or []) if isinstance(raw.get("env_vars"), list) else []
+    return [name for name in names if isinstance(name, str)]
+
+
 SECRETS = Secrets()
 
 
 def exit_code(exc: BaseException) -> int:
-    if isinstance(exc, (ConfigError, UnknownServerError)):
+    if isinstance(exc, (ConfigError, UnknownServerError, UnknownToolError)):
         return EXIT_CONFIG
     if isinstance(exc, RequestTimeout) or isinstance(exc.__cause__, RequestTimeout):
         return EXIT_TIMEOUT  # also a server that did not answer its handshake in time

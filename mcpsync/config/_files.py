@@ -39,7 +39,8 @@ def load(source: Union[PathLike, Mapping[str, Any], Config], *,
     config = Config()
     read = _read(config, path, missing_is_problem=True)
     if read is not None:
-        _parse_into(config, read, path, "mcpServers", environ, cwd=None, trusted=True)
+        _parse_into(config, read, path, "codex" if path.suffix == ".toml" else "mcpServers", environ, cwd=None,
+                    trusted=True)
     if not config.problems and not config.names:
         config.problem(str(path), 'no "mcpServers" (or "servers") map found')
     return config
@@ -55,6 +56,7 @@ def discovery_sources(cwd: Optional[PathLike] = None) -> List[ConfigSource]:
     home = Path.home()
     config_dir = _trust.user_config_dir()
     claude_json = home / ".claude.json"
+    codex_home = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
     return [
         ConfigSource(project / ".mcpsync.json", "project", "mcpServers", "mcpsync (project)"),
         ConfigSource(claude_json, "project", "claude-local", "Claude Code (local scope)"),
@@ -62,6 +64,7 @@ def discovery_sources(cwd: Optional[PathLike] = None) -> List[ConfigSource]:
         ConfigSource(project / ".cursor" / "mcp.json", "project", "mcpServers", "Cursor (project)"),
         ConfigSource(project / ".vscode" / "mcp.json", "project", "vscode", "VS Code (workspace)"),
         ConfigSource(project / ".gemini" / "settings.json", "project", "gemini", "Gemini CLI (project)"),
+        ConfigSource(project / ".codex" / "config.toml", "project", "codex", "Codex (project)"),
         ConfigSource(config_dir / "mcpsync" / "mcp.json", "user", "mcpServers", "mcpsync (user)"),
         ConfigSource(claude_json, "user", "claude-user", "Claude Code (user scope)"),
         ConfigSource(config_dir / "Claude" / "claude_desktop_config.json", "user", "mcpServers",
@@ -70,6 +73,7 @@ def discovery_sources(cwd: Optional[PathLike] = None) -> List[ConfigSource]:
         ConfigSource(config_dir / "Code" / "User" / "mcp.json", "user", "vscode", "VS Code (user)"),
         ConfigSource(home / ".codeium" / "windsurf" / "mcp_config.json", "user", "mcpServers", "Windsurf"),
         ConfigSource(home / ".gemini" / "settings.json", "user", "gemini", "Gemini CLI (user)"),
+        ConfigSource(codex_home / "config.toml", "user", "codex", "Codex"),
     ]
 
 
@@ -198,10 +202,33 @@ def _read(config: Config, path: Path, missing_is_problem: bool = False) -> Optio
     except (OSError, UnicodeDecodeError) as exc:
         config.problem(shown, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
         return None
+    if path.suffix == ".toml":
+        return _read_toml(config, shown, text, raw)
     try:
         return _Read(parse_json(text), _trust.content_hash(raw))
     except ValueError as exc:
         config.problem(shown, f"invalid JSON: {exc}")
+        return None
+
+
+def _read_toml(config: Config, shown: str, text: str, raw: bytes) -> Optional[_Read]:
+    """Codex's ``config.toml`` (``[mcp_servers.<name>]`` tables); skipped where no TOML parser is available."""
+    import importlib
+
+    toml: Any = None
+    for module in ("tomllib", "tomli"):  # tomllib: Python 3.11+; tomli: the same parser, installed
+        try:
+            toml = importlib.import_module(module)
+            break
+        except ImportError:
+            continue
+    if toml is None:
+        log.debug("Skipping %s: reading TOML needs Python 3.11 or the tomli package", shown)
+        return None
+    try:
+        return _Read(toml.loads(text), _trust.content_hash(raw))
+    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
+        config.problem(shown, f"invalid TOML: {exc}")
         return None
 
 
@@ -214,7 +241,8 @@ def _parse_into(config: Config, read: _Read, path: Path, format: str, environ: O
         if data is None:
             return
         format = "mcpServers"
-    extra = {"workspaceFolder": str(cwd)} if format == "vscode" and cwd is not None else None
+    # VS Code's and Cursor's ${workspaceFolder}: the project directory discovery looks at
+    extra = {"workspaceFolder": str(cwd), "workspaceFolderBasename": cwd.name} if cwd is not None else None
     try:
         found = from_mapping(data, source=shown, format=format, environ=environ,
                              base_dir=str(path.parent), extra=extra, trusted=trusted)

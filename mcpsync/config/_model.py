@@ -61,6 +61,17 @@ class ServerConfig:
         trusted: False for an entry of a project file the user has not trusted: it was
             read without expanding its variables (its fields are as written), and it is
             never started (:meth:`transport_config` refuses it).
+        enabled_tools: glob patterns (``fnmatch``, case-sensitive) of the tools a manager
+            offers; None offers every tool. ``disabled_tools``: patterns of tools it hides
+            (applied after ``enabled_tools``). Read from ``enabled_tools``/``disabled_tools``
+            (Codex), ``includeTools``/``excludeTools`` (Gemini CLI) and their camelCase forms.
+        startup_timeout: seconds one connection attempt (spawn, handshake, first tool list)
+            may take, or None for ``timeout``. ``tool_timeout``: the default seconds of a
+            tool call through a manager, or None for ``timeout``.
+        required: a manager's :meth:`~mcpsync.Manager.connect_all` fails when this server
+            does not connect.
+        max_output: the byte cap on a tool result through a manager (the rest is written to
+            a file: see docs/config.md), or None for no cap.
 
     ``repr()`` never shows an expanded secret: env and header values are left out
     (their keys are shown), ``args`` are shown as written in the file (a
@@ -68,14 +79,18 @@ class ServerConfig:
     """
 
     __slots__ = ("name", "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "enabled",
-                 "source", "raw", "type_declared", "trusted")
+                 "source", "raw", "type_declared", "trusted", "enabled_tools", "disabled_tools", "startup_timeout",
+                 "tool_timeout", "required", "max_output")
 
     def __init__(self, name: str, type: str = STDIO, *, command: Optional[str] = None,
                  args: Iterable[str] = (), env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
                  url: Optional[str] = None, headers: Optional[Mapping[str, str]] = None,
                  timeout: Optional[float] = None, enabled: bool = True, source: str = "<dict>",
                  raw: Optional[Mapping[str, Any]] = None, type_declared: bool = True,
-                 trusted: bool = True) -> None:
+                 trusted: bool = True, enabled_tools: Optional[Iterable[str]] = None,
+                 disabled_tools: Iterable[str] = (), startup_timeout: Optional[float] = None,
+                 tool_timeout: Optional[float] = None, required: bool = False,
+                 max_output: Optional[int] = None) -> None:
         self.name = name
         self.type = type
         self.command = command
@@ -89,6 +104,12 @@ class ServerConfig:
         self.source = source
         self.type_declared = type_declared
         self.trusted = trusted
+        self.enabled_tools: Optional[Tuple[str, ...]] = tuple(enabled_tools) if enabled_tools is not None else None
+        self.disabled_tools: Tuple[str, ...] = tuple(disabled_tools)
+        self.startup_timeout = startup_timeout
+        self.tool_timeout = tool_timeout
+        self.required = required
+        self.max_output = max_output
         self.raw: Dict[str, Any] = dict(raw) if raw is not None else self._as_dict()
 
     def __repr__(self) -> str:

@@ -15,7 +15,6 @@ log = logging.getLogger("mcpsync.config")
 
 _TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP, "sse": SSE}
 _NAME = re.compile(r"[\w.@/:+-](?:[\w .@/:+-]{0,98}[\w.@/:+-])?")
-_VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -27,39 +26,74 @@ _CONTROL_NAMES = {"\r": "a carriage return (\\r)", "\n": "a line feed (\\n)", "\
 
 # -- ${VAR} expansion ---------------------------------------------------------------------
 
+#: Variables every file may use besides the environment (Cursor's and VS Code's names).
+_BUILTINS = {"userHome": lambda: os.path.expanduser("~"), "pathSeparator": lambda: os.sep, "/": lambda: os.sep}
+
 
 def expand(text: str, environ: Optional[Mapping[str, str]] = None,
            extra: Optional[Mapping[str, str]] = None, *, where: str = "") -> str:
     """Expand ``${VAR}``, ``${VAR:-default}`` and ``${env:VAR}`` in ``text``.
 
-    ``${VAR:-default}`` gives ``default`` when VAR is unset or empty. ``extra``
-    holds variables that are not environment variables (``workspaceFolder``);
+    ``${VAR:-default}`` gives ``default`` when VAR is unset or empty; the default may
+    itself hold variables (``${A:-${B:-x}}``). ``${userHome}``, ``${pathSeparator}``
+    and ``${/}`` (Cursor's and VS Code's names) are always known; ``extra`` holds
+    other variables that are not environment variables (``workspaceFolder``);
     ``where`` names the field for error messages.
 
     Raises:
-        ConfigError: a variable without a default is unset, or the ``${...}``
-            form is not one of the above (``${input:...}`` from VS Code, say).
+        ConfigError: a variable without a default is unset, or the ``${...}`` form is
+            not one of the above (``${input:...}`` from VS Code, say).
     """
     source = os.environ if environ is None else environ
     place = f" in {where}" if where else ""
+    out: List[str] = []
+    start = 0
+    while True:
+        found = text.find("${", start)
+        if found < 0:
+            out.append(text[start:])
+            return "".join(out)
+        end = _closing(text, found + 2)
+        if end < 0:  # a "${" never closed is text, as the other tools leave it
+            out.append(text[start:])
+            return "".join(out)
+        out.append(text[start:found])
+        out.append(_variable(text[found + 2:end], source, extra, place, where))
+        start = end + 1
 
-    def replace(match: "re.Match[str]") -> str:
-        body = match.group(1)
-        name, has_default, default = body.partition(":-")
-        if name.startswith("env:"):
-            name = name[4:]
-        if not _VARIABLE_NAME.fullmatch(name):
-            raise ConfigError(f"unsupported variable ${{{body}}}{place} (use ${{NAME}} or ${{NAME:-default}})")
-        value = extra.get(name) if extra else None
-        if value is None:
-            value = source.get(name)
-        if value is None or (has_default and value == ""):
-            if has_default:
-                return default
-            raise ConfigError(f"unset variable ${{{name}}}{place} (set it, or give a default: ${{{name}:-value}})")
-        return value
 
-    return _VARIABLE.sub(replace, text)
+def _closing(text: str, index: int) -> int:
+    """The index of the ``}`` that closes the ``${`` opened just before ``index`` (-1: none)."""
+    depth = 0
+    while index < len(text):
+        if text.startswith("${", index):
+            depth += 1
+            index += 2
+            continue
+        if text[index] == "}":
+            if depth == 0:
+                return index
+            depth -= 1
+        index += 1
+    return -1
+
+
+def _variable(body: str, source: Mapping[str, str], extra: Optional[Mapping[str, str]], place: str,
+              where: str) -> str:
+    name, has_default, default = body.partition(":-")
+    if name.startswith("env:"):
+        name = name[4:]
+    builtin = _BUILTINS.get(name)
+    if builtin is None and not _VARIABLE_NAME.fullmatch(name):
+        raise ConfigError(f"unsupported variable ${{{body}}}{place} (use ${{NAME}} or ${{NAME:-default}})")
+    value = extra.get(name) if extra else None
+    if value is None:
+        value = source.get(name) if builtin is None else builtin()
+    if value is None or (has_default and value == ""):
+        if has_default:
+            return expand(default, source, extra, where=where)
+        raise ConfigError(f"unset variable ${{{name}}}{place} (set it, or give a default: ${{{name}:-value}})")
+    return value
 
 
 # -- one entry ------------------------------------------------------------------------------
@@ -95,7 +129,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         raise ConfigError(f"invalid server name {name!r}: use 1-100 letters, digits, spaces and _ . - @ / : +")
     if not isinstance(entry, dict):
         raise ConfigError(f"the entry must be an object, not {_json_type(entry)}")
-    fields = _normalise(entry, format)
+    fields = _normalise(entry, format, os.environ if environ is None else environ)
     enabled = _flag(fields, "enabled", True) and not _flag(fields, "disabled", False)
     kind = _server_type(fields)
     if not enabled:  # a disabled entry is not expanded, so its unset variables do not matter
@@ -105,9 +139,12 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         return expand(value, environ, extra, where=where) if expand_all else value
 
     timeout = _timeout(fields.get("timeout"))
+    keys = _policy_keys(fields)
     if kind == STDIO:
         command, args = _command(fields)
         env = {key: text(value, f"env.{key}") for key, value in _string_map(fields, "env").items()}
+        if fields.get("envFile") is not None and expand_all:  # VS Code, Cursor; "env" wins over the file
+            env = {**_env_file(text(_text_field(fields, "envFile"), "envFile"), base_dir), **env}
         cwd = fields.get("cwd")
         if cwd is not None:
             if not isinstance(cwd, str) or not cwd:
@@ -118,7 +155,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         return ServerConfig(
             name, STDIO, command=text(command, "command"),
             args=[text(arg, f"args[{i}]") for i, arg in enumerate(args)],
-            env=env, cwd=cwd, timeout=timeout, source=source, raw=entry,
+            env=env, cwd=cwd, timeout=timeout, source=source, raw=entry, **keys,
         )
     url = fields.get("url")
     if not isinstance(url, str) or not url:
@@ -134,7 +171,43 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         _check_header(key, value)
     declared = "type" in fields or "transport" in fields
     return ServerConfig(name, kind, url=url, headers=headers, timeout=timeout, source=source, raw=entry,
-                        type_declared=declared)
+                        type_declared=declared, **keys)
+
+
+def _text_field(fields: Dict[str, Any], key: str) -> str:
+    value = fields.get(key)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f'"{key}" must be a non-empty string, not {_json_type(value)}')
+    return value
+
+
+def _env_file(path: str, base_dir: Optional[str]) -> Dict[str, str]:
+    """The ``KEY=VALUE`` lines of a dotenv file (``#`` comments, ``export``, quotes); values are not expanded."""
+    path = os.path.expanduser(path)
+    if base_dir is not None and not os.path.isabs(path):
+        path = os.path.normpath(os.path.join(base_dir, path))
+    try:
+        with open(path, encoding="utf-8-sig") as stream:
+            lines = stream.read().splitlines()
+    except OSError as exc:
+        raise ConfigError(f'"envFile" {path}: cannot read it ({getattr(exc, "strerror", None) or exc})') from None
+    found: Dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[7:].lstrip()
+        name, equals, value = line.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not _VARIABLE_NAME.fullmatch(name):
+            raise ConfigError(f'"envFile" {path}, line {number}: expected NAME=VALUE (the value is not shown)')
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        found[name] = value
+    return found
 
 
 def _check_header(name: str, value: str) -> None:
@@ -159,7 +232,7 @@ def _check_no_control(value: str, what: str) -> None:
     raise ConfigError(f"{what} has {kind}{at} in its value (the value is not shown); remove it{hint}")
 
 
-def _normalise(entry: Dict[str, Any], format: str) -> Dict[str, Any]:
+def _normalise(entry: Dict[str, Any], format: str, environ: Mapping[str, str]) -> Dict[str, Any]:
     """Map the spellings of other tools onto ours (the entry itself is left as written)."""
     fields = dict(entry)
     if "httpUrl" in fields and "url" not in fields:  # Gemini CLI: Streamable HTTP
@@ -171,11 +244,32 @@ def _normalise(entry: Dict[str, Any], format: str) -> Dict[str, Any]:
         fields["url"] = fields.pop("serverUrl")
     if "environment" in fields and "env" not in fields:  # OpenCode
         fields["env"] = fields.pop("environment")
+    if format == "codex":
+        _codex(fields, environ)
     if fields.get("type") == "local":  # OpenCode
         fields["type"] = STDIO
     elif fields.get("type") == "remote":
         fields["type"] = HTTP
     return fields
+
+
+def _codex(fields: Dict[str, Any], environ: Mapping[str, str]) -> None:
+    """Codex's ``[mcp_servers.<name>]`` keys onto ours: its headers and the variables it forwards."""
+    headers = dict(fields.get("http_headers") or {}) if isinstance(fields.get("http_headers"), dict) else {}
+    if isinstance(fields.get("env_http_headers"), dict):  # header -> the variable holding its value
+        headers.update({str(k): f"${{{v}}}" for k, v in fields["env_http_headers"].items() if isinstance(v, str)})
+    if isinstance(fields.get("bearer_token_env_var"), str):
+        headers.setdefault("Authorization", f"Bearer ${{{fields['bearer_token_env_var']}}}")
+    if headers:
+        fields.setdefault("headers", headers)
+    if isinstance(fields.get("env_vars"), list):  # variables passed on from our environment when set
+        env = dict(fields.get("env") or {}) if isinstance(fields.get("env"), dict) else {}
+        for name in fields["env_vars"]:
+            if isinstance(name, str) and _VARIABLE_NAME.fullmatch(name) and name in environ:
+                env.setdefault(name, f"${{{name}}}")
+        fields["env"] = env
+    if "url" in fields and "command" not in fields:
+        fields.setdefault("type", HTTP)  # Codex speaks Streamable HTTP only
 
 
 def _server_type(fields: Dict[str, Any]) -> str:
@@ -256,6 +350,60 @@ def _timeout(value: Any) -> Optional[float]:
     return float(value) / 1000.0
 
 
+# Each key the manager reads beyond the transport, with the spellings other tools use for it
+# (docs/config.md has the table): the first spelling present wins.
+_TOOL_LISTS = {"enabled_tools": ("enabled_tools", "enabledTools", "includeTools"),
+               "disabled_tools": ("disabled_tools", "disabledTools", "excludeTools")}
+# (our key, its spellings in seconds, its spellings in milliseconds)
+_SECONDS = (("startup_timeout", ("startup_timeout", "startup_timeout_sec"), ("startup_timeout_ms",)),
+            ("tool_timeout", ("tool_timeout", "tool_timeout_sec"), ()))
+
+
+def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
+    """The manager's keys of one entry: tool filters, startup and tool timeouts, required, max_output."""
+    keys: Dict[str, Any] = {}
+    for key, spellings in _TOOL_LISTS.items():
+        for spelling in spellings:
+            if spelling in fields:
+                keys[key] = _patterns(fields[spelling], spelling)
+                break
+    for key, seconds, millis in _SECONDS:
+        for spelling, scale in [(s, 1.0) for s in seconds] + [(s, 1000.0) for s in millis]:
+            if spelling in fields:
+                keys[key] = _seconds(fields[spelling], spelling, scale)
+                break
+    keys["required"] = _flag(fields, "required", False)
+    for spelling in ("max_output", "maxOutput", "max_output_bytes"):
+        if spelling in fields:
+            value = fields[spelling]
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ConfigError(f'"{spelling}" must be a positive whole number of bytes, not {value!r}')
+            keys["max_output"] = value
+            break
+    return keys
+
+
+def _patterns(value: Any, key: str) -> List[str]:
+    if isinstance(value, str):  # one pattern, or several separated by commas
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise ConfigError(f'"{key}" must be a list of tool names or glob patterns (like ["read_*"]), '
+                          f"not {_json_type(value)}")
+    return list(value)
+
+
+def _seconds(value: Any, key: str, scale: float) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        unit = "seconds" if scale == 1.0 else "milliseconds"
+        raise ConfigError(f'"{key}" must be a positive number of {unit}, not {value!r}')
+    return float(value) / scale
+
+
 def _flag(fields: Dict[str, Any], key: str, default: bool) -> bool:
     value = fields.get(key, default)
     if isinstance(value, bool):
@@ -311,6 +459,8 @@ def _servers_map(data: Any, format: str, source: str) -> Dict[str, Any]:
         keys: Tuple[str, ...] = ("servers", "mcpServers")
     elif format == "opencode":
         keys = ("mcp",)
+    elif format == "codex":
+        keys = ("mcp_servers",)
     else:
         keys = ("mcpServers", "servers")
     for key in keys:
