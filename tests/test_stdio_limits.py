@@ -56,6 +56,8 @@ def test_the_cli_shows_nothing_for_a_tool_or_prompt_without_a_description(tmp_pa
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     rows = {line.split()[1]: line.split()[2:] for line in out.stdout.splitlines()[1:] if line.strip()}
+    if command == "tools":  # the tools table has a QUALIFIED NAME column before the description
+        rows = {name: cells[1:] for name, cells in rows.items()}
     assert rows["told"] == ["Has", "one."]
     assert rows["bare"] == []  # not "str", the type of the missing text
 
