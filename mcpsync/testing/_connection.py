@@ -11,7 +11,9 @@ cancellations or the answers to the server's own requests.
 Eras, as a dual-era server picks them: a request whose ``_meta`` carries
 ``io.modelcontextprotocol/protocolVersion`` is served under 2026-07-28 with no
 handshake; ``initialize`` starts a legacy session and later requests without
-that ``_meta`` belong to it.
+that ``_meta`` belong to it. The server's own notifications reach a legacy
+session as they are; under 2026-07-28 they reach the ``subscriptions/listen``
+streams that asked for them (:mod:`mcpsync.testing._listen`).
 
 A connection works from the :class:`~mcpsync.testing._side.ServerSide` it is
 given (settings, declarations, recorder), never from the ``FakeServer``.
@@ -36,10 +38,11 @@ from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled, RequestTimeout
 from ._context import Context, Invocation, LegacySession, NoAnswer, abandoned
+from ._listen import Listeners, read_filter
 from ._methods import finish_result, handle, run_user_code
 from ._protocol import (
-    CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, MODERN_METHODS, PROTOCOL_VERSION_KEY, RUNS_USER_CODE,
-    UNSUPPORTED_PROTOCOL_VERSION,
+    CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, LISTEN, LOG_LEVEL_KEY, LOG_LEVELS, MODERN_METHODS,
+    PROTOCOL_VERSION_KEY, RUNS_USER_CODE, UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ._recorder import RecordedRequest
 from ._side import ServerSide
@@ -98,6 +101,8 @@ class Connection:
         self._next_id = 0
         self._workers: Set[threading.Thread] = set()
         self.session = LegacySession()  # set up by initialize, changed by logging/setLevel and subscriptions
+        self.listeners = Listeners(self.send)  # 2026-07-28 subscriptions/listen streams
+        self._stopping = False  # the stop mark is queued: no catch-up mark would ever be served
         self._thread = threading.Thread(target=self._run, name=f"mcpsync-fake[{side.name}]-{index}", daemon=True)
 
     def __repr__(self) -> str:
@@ -132,6 +137,29 @@ class Connection:
     def notify(self, method: str, params: Optional[JSONObject] = None) -> bool:
         return self.send(rpc.make_notification(method, params))
 
+    def tell(self, method: str, params: Optional[JSONObject], *, legacy: bool) -> bool:
+        """The server's own notification: to the legacy session (if ``legacy`` and there is one) and to the
+        listen streams that asked for it. True if the client got it at least once.
+
+        Call :meth:`catch_up` first, so that a stream the client opened or ended counts as it does for the client.
+        """
+        told = legacy and self.session.version is not None and self.notify(method, params)
+        return self.listeners.publish(method, params) or told
+
+    def catch_up(self, timeout: float = JOIN_TIMEOUT) -> None:
+        """Block until the dispatcher has served every message received so far (at most ``timeout`` s).
+
+        Returns at once on the dispatcher thread itself and on a closed connection.
+        """
+        if threading.current_thread() is self._thread:
+            return
+        mark = threading.Event()
+        with self._lock:
+            if self._closed or self._stopping or self._thread.ident is None:
+                return
+            self._inbox.put(mark)
+        mark.wait(timeout)
+
     def reply(self, request_id: RequestId, result: JSONObject) -> bool:
         return self.send(rpc.make_result(request_id, result))
 
@@ -151,7 +179,9 @@ class Connection:
         For the end of stdin: a client that wrote its last request and closed
         its end still gets the answer, unless the request takes longer.
         """
-        self._inbox.put(None)
+        with self._lock:
+            self._stopping = True
+            self._inbox.put(None)
         if self._thread.ident is not None and self._thread is not threading.current_thread():
             self._thread.join(JOIN_TIMEOUT)
         deadline = time.monotonic() + grace
@@ -166,12 +196,14 @@ class Connection:
         with self._lock:
             already = self._closed
             self._closed = True
+            self._stopping = True
             runs = list(self._active.values()) + list(self._parked.values())
             self._active.clear()
             self._parked.clear()
             outgoing = list(self._outgoing.values())
         if not already:
             self._inbox.put(None)
+            self.listeners.clear()
             for run in runs:
                 run.cancel(reason)
             for pending in outgoing:
@@ -196,6 +228,9 @@ class Connection:
             message = self._inbox.get()
             if message is None:
                 return
+            if isinstance(message, threading.Event):  # a catch_up() mark: everything before it is served
+                message.set()
+                continue
             if self._closed:
                 continue  # closed: drain the queue up to the stop mark, serving nothing
             try:
@@ -233,6 +268,8 @@ class Connection:
                 run = self._active.get(target) if known else None
             if run is not None:
                 run.cancel(str(params.get("reason") or "cancelled by the client"))
+            else:
+                self.listeners.end(target)  # ending a listen stream; it is never answered
 
     def _on_response(self, message: JSONObject) -> None:
         with self._lock:
@@ -303,12 +340,26 @@ class Connection:
                         "requested": requested})
         elif not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
             self.error(request_id, rpc.INVALID_PARAMS, f"Missing required _meta field {CLIENT_CAPABILITIES_KEY!r}")
+        elif LOG_LEVEL_KEY in meta and meta[LOG_LEVEL_KEY] not in LOG_LEVELS:
+            self.error(request_id, rpc.INVALID_PARAMS, f"Invalid params: unknown log level {meta[LOG_LEVEL_KEY]!r} "
+                       f"in _meta[{LOG_LEVEL_KEY!r}]; expected one of {', '.join(LOG_LEVELS)}")
         elif method not in MODERN_METHODS:
             self.error(request_id, rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        elif method == LISTEN:
+            self._listen(request_id, params)
         elif "requestState" in params and method in RUNS_USER_CODE:
             self._resume(request_id, method, params)
         else:
             self._serve(request_id, method, params, "modern", requested, record)
+
+    def _listen(self, request_id: RequestId, params: JSONObject) -> None:
+        """``subscriptions/listen``: acknowledge the honoured filter and keep the stream open (never answered)."""
+        try:
+            stream = read_filter(request_id, params, self.side.capabilities("modern"))
+        except MCPError as exc:
+            self.error(request_id, exc.code, exc.message, exc.data)
+            return
+        self.listeners.open(stream)
 
     def _serve(self, request_id: RequestId, method: str, params: JSONObject, era: str,
                version: Optional[str], record: RecordedRequest) -> None:

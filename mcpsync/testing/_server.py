@@ -246,7 +246,7 @@ class FakeServer:
         self._list_changed("tools")
 
     def remove_tool(self, name: str) -> None:
-        """Withdraw a tool; connected legacy clients get ``notifications/tools/list_changed``."""
+        """Withdraw a tool; connected clients get ``notifications/tools/list_changed`` (see :meth:`notify`)."""
         self._registry.remove_tool(name)
         self._list_changed("tools")
 
@@ -489,11 +489,25 @@ class FakeServer:
     # -- telling the clients -------------------------------------------------------------------
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> int:
-        """Send a notification to every initialized legacy connection; returns how many got it."""
+        """Send a notification to the connected clients; returns how many clients got it.
+
+        A legacy (``initialize``) session gets any notification. A 2026-07-28
+        client has no session: it gets ``notifications/{tools,resources,prompts}/list_changed``
+        and ``notifications/resources/updated`` on the ``subscriptions/listen``
+        streams that asked for them (mcpsync's client opens one for a
+        ``list_changed`` handler and for each subscription), and nothing else
+        (log messages and progress belong to a request: use ``ctx.log`` and
+        ``ctx.progress``). Each client's earlier messages are served first, so
+        a subscription the client just opened or ended counts.
+        """
         return self._hub.notify(method, params)
 
     def resource_updated(self, uri: str) -> int:
-        """Send ``notifications/resources/updated`` to the legacy clients subscribed to ``uri``."""
+        """Send ``notifications/resources/updated`` to the clients subscribed to ``uri``; returns how many.
+
+        Legacy clients subscribed with ``resources/subscribe``, 2026-07-28 ones
+        with a ``subscriptions/listen`` stream naming ``uri``.
+        """
         return self._hub.resource_updated(uri)
 
     def _list_changed(self, kind: str) -> None:
