@@ -21,8 +21,10 @@ given (settings, declarations, recorder), never from the ``FakeServer``.
 Blocking: :meth:`Connection.receive` never blocks; the server's own requests
 (:meth:`Connection.request_client`, :meth:`Connection.ask_for_input`) block
 the worker thread that asks, until the client answers, the run is cancelled or
-the timeout passes; :meth:`Connection.close` joins the connection's threads
-(at most ``JOIN_TIMEOUT`` seconds each).
+the timeout passes (the legacy ones are :mod:`mcpsync.testing._outgoing`'s);
+:meth:`Connection.catch_up` waits for the dispatcher to serve what is queued;
+:meth:`Connection.close` joins the connection's threads (at most
+``JOIN_TIMEOUT`` seconds each, as the catch-up waits at most).
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
-from ..exceptions import MCPError, RequestCancelled, RequestTimeout
+from ..exceptions import MCPError, RequestCancelled
 from ._context import Context, Invocation, LegacySession, NoAnswer, abandoned
 from ._listen import Listeners, read_filter
+from ._outgoing import ClientRequests
 from ._methods import finish_result, handle, run_user_code
 from ._protocol import (
     CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, LISTEN, LOG_LEVEL_KEY, LOG_LEVELS, MODERN_METHODS,
@@ -58,18 +61,6 @@ JOIN_TIMEOUT = 5.0
 Send = Callable[[JSONObject], None]
 #: Fails the connection as if the server died: ``drop(reason, exit_code)``.
 Drop = Callable[[str, int], None]
-
-
-class _Outgoing:
-    """A request the server sent the client, waiting for its answer."""
-
-    __slots__ = ("event", "done", "result", "error")
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.done = False
-        self.result: Any = None
-        self.error: Optional[JSONObject] = None
 
 
 class Connection:
@@ -97,8 +88,7 @@ class Connection:
         self._closed = False
         self._active: Dict[RequestId, Invocation] = {}
         self._parked: Dict[str, Invocation] = {}
-        self._outgoing: Dict[int, _Outgoing] = {}
-        self._next_id = 0
+        self._requests = ClientRequests(side.name, self.send)  # legacy: the server's requests to the client
         self._workers: Set[threading.Thread] = set()
         self.session = LegacySession()  # set up by initialize, changed by logging/setLevel and subscriptions
         self.listeners = Listeners(self.send)  # 2026-07-28 subscriptions/listen streams
@@ -200,14 +190,12 @@ class Connection:
             runs = list(self._active.values()) + list(self._parked.values())
             self._active.clear()
             self._parked.clear()
-            outgoing = list(self._outgoing.values())
         if not already:
             self._inbox.put(None)
             self.listeners.clear()
             for run in runs:
                 run.cancel(reason)
-            for pending in outgoing:
-                pending.event.set()
+            self._requests.close()
             self._on_close(self)
         current = threading.current_thread()
         for thread in [self._thread, *self._snapshot_workers()]:
@@ -253,7 +241,7 @@ class Connection:
             params = message.get("params")
             self._on_notification(method, params if isinstance(params, dict) else {})
         elif "id" in message and ("result" in message or "error" in message):
-            self._on_response(message)
+            self._requests.resolve(message)
         else:
             self.error(message.get("id"), rpc.INVALID_REQUEST, "Invalid Request: no method, result or error")
 
@@ -270,18 +258,6 @@ class Connection:
                 run.cancel(str(params.get("reason") or "cancelled by the client"))
             else:
                 self.listeners.end(target)  # ending a listen stream; it is never answered
-
-    def _on_response(self, message: JSONObject) -> None:
-        with self._lock:
-            pending = self._outgoing.get(message["id"]) if type(message["id"]) is int else None
-        if pending is None:
-            log.debug("[%s] Dropping a response for unknown id %r", self.side.name, message["id"])
-            return
-        error = message.get("error")
-        pending.error = error if isinstance(error, dict) else None
-        pending.result = message.get("result")
-        pending.done = True
-        pending.event.set()
 
     def _on_request(self, request_id: Any, method: str, raw_params: Any) -> None:
         if not rpc.valid_id(request_id):
@@ -334,15 +310,17 @@ class Connection:
     def _serve_modern(self, request_id: RequestId, method: str, params: JSONObject, meta: JSONObject,
                       requested: str, record: RecordedRequest) -> None:
         settings = self.side.settings
+        level = meta.get(LOG_LEVEL_KEY, LOG_LEVELS[0])
         if requested not in settings.modern_versions:
-            self.error(request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
-                       {"supported": list(settings.modern_versions) + list(settings.legacy_versions),
-                        "requested": requested})
+            self._reject(record, request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                         {"supported": list(settings.modern_versions) + list(settings.legacy_versions),
+                          "requested": requested})
         elif not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
-            self.error(request_id, rpc.INVALID_PARAMS, f"Missing required _meta field {CLIENT_CAPABILITIES_KEY!r}")
-        elif LOG_LEVEL_KEY in meta and meta[LOG_LEVEL_KEY] not in LOG_LEVELS:
-            self.error(request_id, rpc.INVALID_PARAMS, f"Invalid params: unknown log level {meta[LOG_LEVEL_KEY]!r} "
-                       f"in _meta[{LOG_LEVEL_KEY!r}]; expected one of {', '.join(LOG_LEVELS)}")
+            self._reject(record, request_id, rpc.INVALID_PARAMS,
+                         f"Missing required _meta field {CLIENT_CAPABILITIES_KEY!r}")
+        elif level not in LOG_LEVELS:
+            self._reject(record, request_id, rpc.INVALID_PARAMS, f"Invalid params: unknown log level {level!r} in "
+                         f"_meta[{LOG_LEVEL_KEY!r}]; expected one of {', '.join(LOG_LEVELS)}")
         elif method not in MODERN_METHODS:
             self.error(request_id, rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
         elif method == LISTEN:
@@ -351,6 +329,13 @@ class Connection:
             self._resume(request_id, method, params)
         else:
             self._serve(request_id, method, params, "modern", requested, record)
+
+    def _reject(self, record: RecordedRequest, request_id: RequestId, code: int, message: str,
+                data: Any = None) -> None:
+        """Answer an error before anything ran: a ``tools/call`` so answered is not a call of its tool."""
+        if record.method == "tools/call":
+            self.side.recorder.refuse(record, message)
+        self.error(request_id, code, message, data)
 
     def _listen(self, request_id: RequestId, params: JSONObject) -> None:
         """``subscriptions/listen``: acknowledge the honoured filter and keep the stream open (never answered)."""
@@ -417,34 +402,8 @@ class Connection:
     def request_client(self, run: Invocation, method: str, params: JSONObject,
                        timeout: Optional[float]) -> Any:
         """Legacy: send ``method`` to the client and block for its result (cancelled with ``run``)."""
-        limit = self.side.settings.request_timeout if timeout is None else timeout
-        pending = _Outgoing()
-        with self._lock:
-            if self._closed:
-                raise abandoned()
-            self._next_id += 1
-            request_id = self._next_id
-            self._outgoing[request_id] = pending
-        run.add_waker(pending.event)
-        try:
-            if not self.send(rpc.make_request(request_id, method, params)):
-                raise abandoned()
-            pending.event.wait(limit)
-            if pending.done:
-                if pending.error is not None:
-                    raise MCPError.from_wire(pending.error)
-                return pending.result
-            # Cancelled, closed or timed out: tell the client we stopped waiting.
-            reason = run.cancel_reason or "the server stopped waiting"
-            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
-            if run.cancelled.is_set() or self._closed:
-                raise abandoned()
-            raise RequestTimeout(f"The client did not answer {method} within {limit}s", method=method,
-                                 timeout=limit)
-        finally:
-            run.remove_waker(pending.event)
-            with self._lock:
-                self._outgoing.pop(request_id, None)
+        return self._requests.ask(run, method, params, self.side.settings.request_timeout if timeout is None
+                                  else timeout)
 
     def ask_for_input(self, run: Invocation, method: str, params: JSONObject,
                       timeout: Optional[float]) -> Any:

@@ -396,10 +396,8 @@ class FakeServer:
         serve_stdio(self._hub)
 
     def close(self) -> None:
-        """Close the clients and transports made here, and every connection, joining their threads.
-
-        Idempotent. Running requests are cancelled (``ctx.cancelled``).
-        """
+        """Close the clients, transports and connections made here, joining their threads (idempotent;
+        running requests are cancelled: ``ctx.cancelled``)."""
         connections = self._hub.shut()
         with self._lock:
             clients, self._clients = self._clients, []
@@ -489,25 +487,13 @@ class FakeServer:
     # -- telling the clients -------------------------------------------------------------------
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> int:
-        """Send a notification to the connected clients; returns how many clients got it.
-
-        A legacy (``initialize``) session gets any notification. A 2026-07-28
-        client has no session: it gets ``notifications/{tools,resources,prompts}/list_changed``
-        and ``notifications/resources/updated`` on the ``subscriptions/listen``
-        streams that asked for them (mcpsync's client opens one for a
-        ``list_changed`` handler and for each subscription), and nothing else
-        (log messages and progress belong to a request: use ``ctx.log`` and
-        ``ctx.progress``). Each client's earlier messages are served first, so
-        a subscription the client just opened or ended counts.
-        """
+        """Send a notification to the clients; returns how many got it. Legacy sessions get any; 2026-07-28
+        clients get ``list_changed`` and ``resources/updated`` on the ``subscriptions/listen`` streams asking
+        for them (see docs/testing.md). What each client sent before is served first."""
         return self._hub.notify(method, params)
 
     def resource_updated(self, uri: str) -> int:
-        """Send ``notifications/resources/updated`` to the clients subscribed to ``uri``; returns how many.
-
-        Legacy clients subscribed with ``resources/subscribe``, 2026-07-28 ones
-        with a ``subscriptions/listen`` stream naming ``uri``.
-        """
+        """Send ``notifications/resources/updated`` to the clients subscribed to ``uri`` (either era); how many."""
         return self._hub.resource_updated(uri)
 
     def _list_changed(self, kind: str) -> None:
