@@ -136,6 +136,24 @@ def test_a_subscription_callback_runs_until_it_is_closed(server: FakeServer, era
 
 
 @pytest.mark.parametrize("era", ERAS)
+def test_a_tool_that_declares_a_tool_tells_the_client_while_it_runs(server: FakeServer, era: str) -> None:
+    changed, updated = Inbox(), Inbox()
+
+    @server.tool()
+    def grow(ctx: Context) -> int:  # on the request's worker thread, while the connection serves on
+        ctx.server.add_tool(lambda: "new", name="grown")
+        return ctx.server.resource_updated("memo://today")
+
+    with connect(server, era) as client:
+        client.on_notification(TOOLS_CHANGED, changed.put)
+        with client.subscribe("memo://today", updated.put):
+            assert client.call_tool("grow").text == "1"
+            changed.next()
+            assert updated.next() == "memo://today"
+        assert "grown" in [t.name for t in client.list_tools()]
+
+
+@pytest.mark.parametrize("era", ERAS)
 def test_declaring_resources_tells_a_listening_client(server: FakeServer, era: str) -> None:
     changed = Inbox()
     with connect(server, era) as client:
