@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, List, Optional
+from typing import Any, Callable, Dict, FrozenSet, Optional
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
@@ -121,10 +121,6 @@ class Listeners:
     def clear(self) -> None:
         with self._lock:
             self._streams.clear()
-
-    def open_ids(self) -> List[RequestId]:
-        with self._lock:
-            return list(self._streams)
 
     def publish(self, method: str, params: Optional[JSONObject]) -> bool:
         """Send ``method`` on every stream whose filter asks for it; True if one got it."""
