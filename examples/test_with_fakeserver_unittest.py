@@ -8,6 +8,7 @@
 The code under test is ``weather_report`` below.
 """
 
+import threading
 import unittest
 from typing import Any, Dict
 
@@ -73,6 +74,18 @@ class WeatherReportTests(FakeServerMixin, unittest.TestCase):
         self.fake_server.crash_at(1, tool="forecast")
         with self.assertRaisesRegex(mcpsync.TransportClosed, "crashed"):
             weather_report(self.client, "Oslo")
+
+    def test_the_client_hears_when_the_tools_change(self) -> None:
+        server = self.fake_server
+        assert server is not None
+        # Either era: a legacy session is told directly, a 2026-07-28 client on the
+        # subscriptions/listen stream that its list_changed handler opened.
+        for client in (self.client, server.client(protocol="legacy")):
+            with self.subTest(modern=client.modern):
+                changed = threading.Event()
+                client.on_notification("notifications/tools/list_changed", lambda params: changed.set())
+                server.add_tool(lambda: "rain", name="nowcast")
+                self.assertTrue(changed.wait(5))
 
     def test_every_request_is_recorded(self) -> None:
         weather_report(self.client, "Oslo")

@@ -144,7 +144,8 @@ def test_manager_callbacks_with_the_wrong_signature_raise_type_error_at_once():
         mcpsync.Manager({"mcpServers": {}}, on_tools_changed=lambda: None)
 
 
-def test_a_subscription_callback_that_takes_no_uri_raises_type_error_before_subscribing():
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])  # auto reaches the fake at 2026-07-28
+def test_a_subscription_callback_that_takes_no_uri_raises_type_error_before_subscribing(protocol):
     from mcpsync.testing import FakeServer
 
     server = FakeServer("fake")
@@ -153,7 +154,7 @@ def test_a_subscription_callback_that_takes_no_uri_raises_type_error_before_subs
     def notes() -> str:
         return "hello"
 
-    with server, server.client(protocol="legacy") as client:
+    with server, server.client(protocol=protocol) as client:
         with pytest.raises(TypeError, match=r"the subscription callback is called as callback\(uri\)"):
             client.subscribe("file:///notes.txt", lambda: None)
 

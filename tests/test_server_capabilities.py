@@ -42,8 +42,9 @@ def test_a_modern_server_s_capabilities_are_typed_the_same_way() -> None:
     with _fake() as server, server.client(protocol="modern") as client:
         caps = client.server_capabilities
         assert isinstance(caps, ServerCapabilities) and caps == server.capabilities("modern")
-        assert caps.tools is not None and caps.tools.list_changed is False  # offered, with no flags
-        assert caps.resources is not None and caps.resources.subscribe is False
+        # the same flags as legacy: the changes come on subscriptions/listen streams
+        assert caps.tools is not None and caps.tools.list_changed is True
+        assert caps.resources is not None and caps.resources.subscribe is True
         assert caps.logging and caps.completions
 
 

@@ -1,7 +1,7 @@
 """mcpsync.testing.FakeServer under the 2026-07-28 protocol: no handshake, ``_meta`` on every request.
 
-mcpsync's client speaks the legacy handshake today, so these tests send the
-modern requests themselves over the server's in-memory transport.
+These tests send the modern requests themselves over the server's in-memory
+transport; tests/test_testing_listen.py has the notification streams.
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ def transport(server: FakeServer) -> Iterator[FakeTransport]:
 def test_discover_describes_the_server(transport: FakeTransport) -> None:
     result = transport.request("server/discover", {"_meta": meta()})
     assert result == {
-        "supportedVersions": [MODERN], "capabilities": {"tools": {}, "logging": {}, "completions": {}},
+        # listChanged as in the legacy era: the changes come on a subscriptions/listen stream
+        "supportedVersions": [MODERN], "capabilities": {"tools": {"listChanged": True}, "logging": {},
+                                                        "completions": {}},
         "instructions": "Use add.", "resultType": "complete", "_meta": SERVER_INFO, "ttlMs": 0,
         "cacheScope": "public"}
 

@@ -1,11 +1,14 @@
-"""mcpsync.testing.FakeServer against mcpsync's own client, in memory (the legacy handshake)."""
+"""mcpsync.testing.FakeServer against mcpsync's own client, in memory (mostly the legacy handshake).
+
+The notification tests also run at 2026-07-28, where ``server.client()`` reaches a dual-era fake.
+"""
 
 from __future__ import annotations
 
 import base64
 import queue
 import threading
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -155,11 +158,13 @@ def test_an_explicit_input_schema_replaces_the_signature(server: FakeServer) -> 
         assert client.call_tool("search", {"q": "mcp"}).text == "searched mcp"
 
 
-def test_adding_a_tool_tells_connected_clients_the_list_changed(server: FakeServer) -> None:
+@pytest.mark.parametrize("protocol", ["legacy", None], ids=["legacy", "default-2026-07-28"])
+def test_adding_a_tool_tells_connected_clients_the_list_changed(server: FakeServer, protocol: Optional[str]) -> None:
     changed = threading.Event()
-    with server.client(protocol="legacy") as client:
+    with server.client(**({"protocol": protocol} if protocol else {})) as client:
+        assert client.modern == (protocol is None)  # 2026-07-28: on a subscriptions/listen stream
         client.on_notification("notifications/tools/list_changed", lambda params: changed.set())
-        assert [t.name for t in client.list_tools()] == ["add", "stats"]  # cached: listChanged was promised
+        assert [t.name for t in client.list_tools()] == ["add", "stats"]  # legacy: cached, listChanged was promised
 
         @server.tool()
         def echo(text: str) -> str:
@@ -167,7 +172,9 @@ def test_adding_a_tool_tells_connected_clients_the_list_changed(server: FakeServ
 
         assert changed.wait(5)
         assert [t.name for t in client.list_tools()] == ["add", "stats", "echo"]
+        changed.clear()
         server.remove_tool("echo")
+        assert changed.wait(5)
         assert [t.name for t in client.list_tools()] == ["add", "stats"]
 
 
@@ -202,14 +209,16 @@ def test_resources_templates_and_not_found() -> None:
             assert raised.value.code == -32002 and raised.value.data == {"uri": "users://42/settings"}
 
 
-def test_subscriptions_get_resource_updates(server: FakeServer) -> None:
+@pytest.mark.parametrize("protocol", ["legacy", None], ids=["legacy", "default-2026-07-28"])
+def test_subscriptions_get_resource_updates(server: FakeServer, protocol: Optional[str]) -> None:
     updates: "queue.Queue[Dict[str, Any]]" = queue.Queue()
-    with server.client(protocol="legacy") as client:
+    with server.client(**({"protocol": protocol} if protocol else {})) as client:
+        assert client.modern == (protocol is None)  # 2026-07-28: a subscriptions/listen stream per URI
         client.on_notification("notifications/resources/updated", updates.put)
         assert server.resource_updated("memo://today") == 0  # nobody subscribed yet
         client.subscribe_resource("memo://today")
         assert server.resource_updated("memo://today") == 1
-        assert updates.get(timeout=5) == {"uri": "memo://today"}
+        assert updates.get(timeout=5)["uri"] == "memo://today"  # 2026-07-28 adds the stream's id in _meta
         client.unsubscribe_resource("memo://today")
         assert server.resource_updated("memo://today") == 0
 
@@ -283,6 +292,8 @@ def test_explicit_capabilities_replace_the_derived_ones() -> None:
 
 
 def test_logging_respects_set_level() -> None:
+    # The handshake era on purpose: everything until logging/setLevel, and setLevel itself (2026-07-28 has
+    # neither; test_testing_listen.py runs the level the client asks for in both eras).
     messages: "queue.Queue[Dict[str, Any]]" = queue.Queue()
     with FakeServer() as server:
         @server.tool()

@@ -11,7 +11,9 @@ cancellations or the answers to the server's own requests.
 Eras, as a dual-era server picks them: a request whose ``_meta`` carries
 ``io.modelcontextprotocol/protocolVersion`` is served under 2026-07-28 with no
 handshake; ``initialize`` starts a legacy session and later requests without
-that ``_meta`` belong to it.
+that ``_meta`` belong to it. The server's own notifications reach a legacy
+session as they are; under 2026-07-28 they reach the ``subscriptions/listen``
+streams that asked for them (:mod:`mcpsync.testing._listen`).
 
 A connection works from the :class:`~mcpsync.testing._side.ServerSide` it is
 given (settings, declarations, recorder), never from the ``FakeServer``.
@@ -19,8 +21,10 @@ given (settings, declarations, recorder), never from the ``FakeServer``.
 Blocking: :meth:`Connection.receive` never blocks; the server's own requests
 (:meth:`Connection.request_client`, :meth:`Connection.ask_for_input`) block
 the worker thread that asks, until the client answers, the run is cancelled or
-the timeout passes; :meth:`Connection.close` joins the connection's threads
-(at most ``JOIN_TIMEOUT`` seconds each).
+the timeout passes (the legacy ones are :mod:`mcpsync.testing._outgoing`'s);
+:meth:`Connection.catch_up` waits for the dispatcher to serve what is queued;
+:meth:`Connection.close` joins the connection's threads (at most
+``JOIN_TIMEOUT`` seconds each, as the catch-up waits at most).
 """
 
 from __future__ import annotations
@@ -34,12 +38,14 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
-from ..exceptions import MCPError, RequestCancelled, RequestTimeout
+from ..exceptions import MCPError, RequestCancelled
 from ._context import Context, Invocation, LegacySession, NoAnswer, abandoned
+from ._listen import Listeners, read_filter
+from ._outgoing import ClientRequests
 from ._methods import finish_result, handle, run_user_code
 from ._protocol import (
-    CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, MODERN_METHODS, PROTOCOL_VERSION_KEY, RUNS_USER_CODE,
-    UNSUPPORTED_PROTOCOL_VERSION,
+    CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, LISTEN, LOG_LEVEL_KEY, LOG_LEVELS, MODERN_METHODS,
+    PROTOCOL_VERSION_KEY, RUNS_USER_CODE, UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ._recorder import RecordedRequest
 from ._side import ServerSide
@@ -55,18 +61,6 @@ JOIN_TIMEOUT = 5.0
 Send = Callable[[JSONObject], None]
 #: Fails the connection as if the server died: ``drop(reason, exit_code)``.
 Drop = Callable[[str, int], None]
-
-
-class _Outgoing:
-    """A request the server sent the client, waiting for its answer."""
-
-    __slots__ = ("event", "done", "result", "error")
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.done = False
-        self.result: Any = None
-        self.error: Optional[JSONObject] = None
 
 
 class Connection:
@@ -94,10 +88,11 @@ class Connection:
         self._closed = False
         self._active: Dict[RequestId, Invocation] = {}
         self._parked: Dict[str, Invocation] = {}
-        self._outgoing: Dict[int, _Outgoing] = {}
-        self._next_id = 0
+        self._requests = ClientRequests(side.name, self.send)  # legacy: the server's requests to the client
         self._workers: Set[threading.Thread] = set()
         self.session = LegacySession()  # set up by initialize, changed by logging/setLevel and subscriptions
+        self.listeners = Listeners(self.send)  # 2026-07-28 subscriptions/listen streams
+        self._stopping = False  # the stop mark is queued: no catch-up mark would ever be served
         self._thread = threading.Thread(target=self._run, name=f"mcpsync-fake[{side.name}]-{index}", daemon=True)
 
     def __repr__(self) -> str:
@@ -132,6 +127,29 @@ class Connection:
     def notify(self, method: str, params: Optional[JSONObject] = None) -> bool:
         return self.send(rpc.make_notification(method, params))
 
+    def tell(self, method: str, params: Optional[JSONObject], *, legacy: bool) -> bool:
+        """The server's own notification: to the legacy session (if ``legacy`` and there is one) and to the
+        listen streams that asked for it. True if the client got it at least once.
+
+        Call :meth:`catch_up` first, so that a stream the client opened or ended counts as it does for the client.
+        """
+        told = legacy and self.session.version is not None and self.notify(method, params)
+        return self.listeners.publish(method, params) or told
+
+    def catch_up(self, timeout: float = JOIN_TIMEOUT) -> None:
+        """Block until the dispatcher has served every message received so far (at most ``timeout`` s).
+
+        Returns at once on the dispatcher thread itself and on a closed connection.
+        """
+        if threading.current_thread() is self._thread:
+            return
+        mark = threading.Event()
+        with self._lock:
+            if self._closed or self._stopping or self._thread.ident is None:
+                return
+            self._inbox.put(mark)
+        mark.wait(timeout)
+
     def reply(self, request_id: RequestId, result: JSONObject) -> bool:
         return self.send(rpc.make_result(request_id, result))
 
@@ -151,7 +169,9 @@ class Connection:
         For the end of stdin: a client that wrote its last request and closed
         its end still gets the answer, unless the request takes longer.
         """
-        self._inbox.put(None)
+        with self._lock:
+            self._stopping = True
+            self._inbox.put(None)
         if self._thread.ident is not None and self._thread is not threading.current_thread():
             self._thread.join(JOIN_TIMEOUT)
         deadline = time.monotonic() + grace
@@ -166,16 +186,16 @@ class Connection:
         with self._lock:
             already = self._closed
             self._closed = True
+            self._stopping = True
             runs = list(self._active.values()) + list(self._parked.values())
             self._active.clear()
             self._parked.clear()
-            outgoing = list(self._outgoing.values())
         if not already:
             self._inbox.put(None)
+            self.listeners.clear()
             for run in runs:
                 run.cancel(reason)
-            for pending in outgoing:
-                pending.event.set()
+            self._requests.close()
             self._on_close(self)
         current = threading.current_thread()
         for thread in [self._thread, *self._snapshot_workers()]:
@@ -196,6 +216,9 @@ class Connection:
             message = self._inbox.get()
             if message is None:
                 return
+            if isinstance(message, threading.Event):  # a catch_up() mark: everything before it is served
+                message.set()
+                continue
             if self._closed:
                 continue  # closed: drain the queue up to the stop mark, serving nothing
             try:
@@ -218,7 +241,7 @@ class Connection:
             params = message.get("params")
             self._on_notification(method, params if isinstance(params, dict) else {})
         elif "id" in message and ("result" in message or "error" in message):
-            self._on_response(message)
+            self._requests.resolve(message)
         else:
             self.error(message.get("id"), rpc.INVALID_REQUEST, "Invalid Request: no method, result or error")
 
@@ -233,18 +256,8 @@ class Connection:
                 run = self._active.get(target) if known else None
             if run is not None:
                 run.cancel(str(params.get("reason") or "cancelled by the client"))
-
-    def _on_response(self, message: JSONObject) -> None:
-        with self._lock:
-            pending = self._outgoing.get(message["id"]) if type(message["id"]) is int else None
-        if pending is None:
-            log.debug("[%s] Dropping a response for unknown id %r", self.side.name, message["id"])
-            return
-        error = message.get("error")
-        pending.error = error if isinstance(error, dict) else None
-        pending.result = message.get("result")
-        pending.done = True
-        pending.event.set()
+            else:
+                self.listeners.end(target)  # ending a listen stream; it is never answered
 
     def _on_request(self, request_id: Any, method: str, raw_params: Any) -> None:
         if not rpc.valid_id(request_id):
@@ -297,18 +310,41 @@ class Connection:
     def _serve_modern(self, request_id: RequestId, method: str, params: JSONObject, meta: JSONObject,
                       requested: str, record: RecordedRequest) -> None:
         settings = self.side.settings
+        level = meta.get(LOG_LEVEL_KEY, LOG_LEVELS[0])
         if requested not in settings.modern_versions:
-            self.error(request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
-                       {"supported": list(settings.modern_versions) + list(settings.legacy_versions),
-                        "requested": requested})
+            self._reject(record, request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                         {"supported": list(settings.modern_versions) + list(settings.legacy_versions),
+                          "requested": requested})
         elif not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
-            self.error(request_id, rpc.INVALID_PARAMS, f"Missing required _meta field {CLIENT_CAPABILITIES_KEY!r}")
+            self._reject(record, request_id, rpc.INVALID_PARAMS,
+                         f"Missing required _meta field {CLIENT_CAPABILITIES_KEY!r}")
+        elif level not in LOG_LEVELS:
+            self._reject(record, request_id, rpc.INVALID_PARAMS, f"Invalid params: unknown log level {level!r} in "
+                         f"_meta[{LOG_LEVEL_KEY!r}]; expected one of {', '.join(LOG_LEVELS)}")
         elif method not in MODERN_METHODS:
             self.error(request_id, rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        elif method == LISTEN:
+            self._listen(request_id, params)
         elif "requestState" in params and method in RUNS_USER_CODE:
             self._resume(request_id, method, params)
         else:
             self._serve(request_id, method, params, "modern", requested, record)
+
+    def _reject(self, record: RecordedRequest, request_id: RequestId, code: int, message: str,
+                data: Any = None) -> None:
+        """Answer an error before anything ran: a ``tools/call`` so answered is not a call of its tool."""
+        if record.method == "tools/call":
+            self.side.recorder.refuse(record, message)
+        self.error(request_id, code, message, data)
+
+    def _listen(self, request_id: RequestId, params: JSONObject) -> None:
+        """``subscriptions/listen``: acknowledge the honoured filter and keep the stream open (never answered)."""
+        try:
+            stream = read_filter(request_id, params, self.side.capabilities("modern"))
+        except MCPError as exc:
+            self.error(request_id, exc.code, exc.message, exc.data)
+            return
+        self.listeners.open(stream)
 
     def _serve(self, request_id: RequestId, method: str, params: JSONObject, era: str,
                version: Optional[str], record: RecordedRequest) -> None:
@@ -366,34 +402,8 @@ class Connection:
     def request_client(self, run: Invocation, method: str, params: JSONObject,
                        timeout: Optional[float]) -> Any:
         """Legacy: send ``method`` to the client and block for its result (cancelled with ``run``)."""
-        limit = self.side.settings.request_timeout if timeout is None else timeout
-        pending = _Outgoing()
-        with self._lock:
-            if self._closed:
-                raise abandoned()
-            self._next_id += 1
-            request_id = self._next_id
-            self._outgoing[request_id] = pending
-        run.add_waker(pending.event)
-        try:
-            if not self.send(rpc.make_request(request_id, method, params)):
-                raise abandoned()
-            pending.event.wait(limit)
-            if pending.done:
-                if pending.error is not None:
-                    raise MCPError.from_wire(pending.error)
-                return pending.result
-            # Cancelled, closed or timed out: tell the client we stopped waiting.
-            reason = run.cancel_reason or "the server stopped waiting"
-            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
-            if run.cancelled.is_set() or self._closed:
-                raise abandoned()
-            raise RequestTimeout(f"The client did not answer {method} within {limit}s", method=method,
-                                 timeout=limit)
-        finally:
-            run.remove_waker(pending.event)
-            with self._lock:
-                self._outgoing.pop(request_id, None)
+        return self._requests.ask(run, method, params, self.side.settings.request_timeout if timeout is None
+                                  else timeout)
 
     def ask_for_input(self, run: Invocation, method: str, params: JSONObject,
                       timeout: Optional[float]) -> Any:

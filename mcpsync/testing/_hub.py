@@ -9,7 +9,8 @@ module needs neither ``FakeServer`` nor its private members.
 
 Thread safety: every method may be called from any thread. :meth:`Hub.open`
 starts the connection's dispatcher thread and returns at once; sending
-notifications does not wait for the clients; :meth:`Connection.close` (called
+notifications does not wait for the clients, only (briefly) for each
+connection to serve what its client sent before; :meth:`Connection.close` (called
 by the server's close) joins the connection's threads.
 """
 
@@ -21,6 +22,7 @@ from typing import List, Optional
 
 from .._rpc.jsonrpc import JSONObject
 from ._connection import Connection, Drop, Send
+from ._protocol import RESOURCE_UPDATED
 from ._side import ServerSide
 
 __all__ = ["Hub", "hub_of", "register"]
@@ -73,15 +75,27 @@ class Hub:
             return list(self._connections)
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> int:
-        """Send a notification to every connection with a legacy session; returns how many got it."""
-        connections = [c for c in self.live() if c.session.version is not None]
-        return sum(1 for connection in connections if connection.notify(method, params))
+        """Tell every client ``method``; returns how many clients got it.
+
+        A legacy session gets any notification; a 2026-07-28 client only on the
+        ``subscriptions/listen`` streams whose filter asks for ``method``
+        (``list_changed``, or ``notifications/resources/updated`` about a URI it
+        subscribed to): that era has no other channel for them.
+        """
+        return sum(1 for connection in self._caught_up() if connection.tell(method, params, legacy=True))
 
     def resource_updated(self, uri: str) -> int:
-        """Send ``notifications/resources/updated`` to the connections subscribed to ``uri``."""
-        connections = [c for c in self.live() if uri in c.session.subscriptions]
-        return sum(1 for connection in connections
-                   if connection.notify("notifications/resources/updated", {"uri": uri}))
+        """Send ``notifications/resources/updated`` to the clients subscribed to ``uri`` (either era)."""
+        return sum(1 for connection in self._caught_up()
+                   if connection.tell(RESOURCE_UPDATED, {"uri": uri},
+                                      legacy=uri in connection.session.subscriptions))
+
+    def _caught_up(self) -> List[Connection]:
+        """The live connections, each once it has served what its client sent so far (an unsubscribe, say)."""
+        connections = self.live()
+        for connection in connections:
+            connection.catch_up()
+        return connections
 
     def crash(self, reason: str) -> None:
         """Drop every live connection, as if the server died."""

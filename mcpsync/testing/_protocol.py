@@ -19,14 +19,15 @@ from __future__ import annotations
 
 from typing import FrozenSet, Iterable, Optional, Sequence, Tuple
 
+from .. import subscriptions
 from .._session import errors, meta, notifications
 from .._versions import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
-    "CLIENT_CAPABILITIES_KEY", "CLIENT_INFO_KEY", "LEGACY_METHODS", "LOG_LEVELS", "LOG_LEVEL_KEY",
-    "MISSING_CLIENT_CAPABILITY", "MODERN_METHODS", "PROTOCOL_VERSION_KEY", "RESOURCE_NOT_FOUND_LEGACY",
-    "RUNS_USER_CODE", "SERVER_INFO_KEY", "SKILLS_EXTENSION", "SKILL_METHODS", "UNSUPPORTED_PROTOCOL_VERSION",
-    "choose_versions", "oldest_first",
+    "ACKNOWLEDGED", "CLIENT_CAPABILITIES_KEY", "CLIENT_INFO_KEY", "LEGACY_METHODS", "LISTEN", "LIST_CHANGED_FLAGS",
+    "LOG_LEVELS", "LOG_LEVEL_KEY", "MISSING_CLIENT_CAPABILITY", "MODERN_METHODS", "PROTOCOL_VERSION_KEY",
+    "RESOURCE_NOT_FOUND_LEGACY", "RESOURCE_UPDATED", "RUNS_USER_CODE", "SERVER_INFO_KEY", "SKILLS_EXTENSION",
+    "SKILL_METHODS", "SUBSCRIPTION_ID_KEY", "UNSUPPORTED_PROTOCOL_VERSION", "choose_versions", "oldest_first",
 ]
 
 # -- error codes and ``_meta`` keys: the client's own tables, so both sides spell them alike ------
@@ -43,11 +44,23 @@ CLIENT_CAPABILITIES_KEY = meta.CLIENT_CAPABILITIES
 CLIENT_INFO_KEY = meta.CLIENT_INFO
 LOG_LEVEL_KEY = meta.LOG_LEVEL
 SERVER_INFO_KEY = meta.SERVER_INFO
+#: Stamped on every message of a ``subscriptions/listen`` stream: the listen request's id.
+SUBSCRIPTION_ID_KEY = meta.SUBSCRIPTION_ID
 #: The skills extension's id (SEP-2640), declared in ``capabilities.extensions``.
 SKILLS_EXTENSION = meta.SKILLS_EXTENSION
 
 #: RFC 5424 levels, least severe first (``notifications/message``).
 LOG_LEVELS = tuple(notifications.LOG_LEVELS)
+
+# -- 2026-07-28 subscriptions: the client's own names (mcpsync.subscriptions) --------------------
+
+#: The request that opens a stream of the server's notifications.
+LISTEN = "subscriptions/listen"
+#: The stream's first message: the part of the filter the server honours.
+ACKNOWLEDGED = subscriptions.ACKNOWLEDGED
+RESOURCE_UPDATED = subscriptions.UPDATED
+#: ``list_changed`` notification -> the filter flag that asks for it.
+LIST_CHANGED_FLAGS = dict(subscriptions.LIST_CHANGED_FLAGS)
 
 # -- methods ----------------------------------------------------------------------------------
 
@@ -59,7 +72,7 @@ _COMMON = {"tools/list", "tools/call", "resources/list", "resources/templates/li
 LEGACY_METHODS: FrozenSet[str] = frozenset(_COMMON | {"initialize", "ping", "resources/subscribe",
                                                       "resources/unsubscribe", "logging/setLevel"})
 #: What a 2026-07-28 request may ask.
-MODERN_METHODS: FrozenSet[str] = frozenset(_COMMON | {"server/discover"})
+MODERN_METHODS: FrozenSet[str] = frozenset(_COMMON | {"server/discover", LISTEN})
 #: Methods whose answer comes from a user function, run on a worker thread.
 RUNS_USER_CODE: FrozenSet[str] = frozenset({"tools/call", "resources/read", "prompts/get"})
 

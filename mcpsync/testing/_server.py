@@ -246,7 +246,7 @@ class FakeServer:
         self._list_changed("tools")
 
     def remove_tool(self, name: str) -> None:
-        """Withdraw a tool; connected legacy clients get ``notifications/tools/list_changed``."""
+        """Withdraw a tool; connected clients get ``notifications/tools/list_changed`` (see :meth:`notify`)."""
         self._registry.remove_tool(name)
         self._list_changed("tools")
 
@@ -396,10 +396,8 @@ class FakeServer:
         serve_stdio(self._hub)
 
     def close(self) -> None:
-        """Close the clients and transports made here, and every connection, joining their threads.
-
-        Idempotent. Running requests are cancelled (``ctx.cancelled``).
-        """
+        """Close the clients, transports and connections made here, joining their threads (idempotent;
+        running requests are cancelled: ``ctx.cancelled``)."""
         connections = self._hub.shut()
         with self._lock:
             clients, self._clients = self._clients, []
@@ -489,11 +487,13 @@ class FakeServer:
     # -- telling the clients -------------------------------------------------------------------
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> int:
-        """Send a notification to every initialized legacy connection; returns how many got it."""
+        """Send a notification to the clients; returns how many got it. Legacy sessions get any; 2026-07-28
+        clients get ``list_changed`` and ``resources/updated`` on the ``subscriptions/listen`` streams asking
+        for them (see docs/testing.md). What each client sent before is served first."""
         return self._hub.notify(method, params)
 
     def resource_updated(self, uri: str) -> int:
-        """Send ``notifications/resources/updated`` to the legacy clients subscribed to ``uri``."""
+        """Send ``notifications/resources/updated`` to the clients subscribed to ``uri`` (either era); how many."""
         return self._hub.resource_updated(uri)
 
     def _list_changed(self, kind: str) -> None:

@@ -83,20 +83,21 @@ class ServerSide:
         """The capabilities advertised to a client of ``era`` (``"legacy"`` or ``"modern"``).
 
         Derived from what is declared (plus logging and completions; skills
-        declare the skills extension) unless the settings give them;
-        2026-07-28 has no ``listChanged`` or ``subscribe`` flags.
+        declare the skills extension) unless the settings give them. Both eras
+        get the same ``listChanged`` and ``subscribe`` flags: a legacy client
+        is told on its session, a 2026-07-28 one on the ``subscriptions/listen``
+        streams it opens.
         """
         if self.settings.capabilities is not None:
             return copy.deepcopy(self.settings.capabilities)
-        legacy = era == "legacy"
         offered = self.registry.offers()
         capabilities: JSONObject = {}
         if "tools" in offered:
-            capabilities["tools"] = {"listChanged": True} if legacy else {}
+            capabilities["tools"] = {"listChanged": True}
         if "resources" in offered:
-            capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
         if "prompts" in offered:
-            capabilities["prompts"] = {"listChanged": True} if legacy else {}
+            capabilities["prompts"] = {"listChanged": True}
         capabilities["logging"] = {}
         capabilities["completions"] = {}
         if "skills" in offered:
