@@ -38,6 +38,9 @@ Modes
   notify           tool notify: sends notifications/message (info, "hello"),
                    notifications/tools/list_changed and, if the call carried a progressToken,
                    notifications/progress (progress 1, total 1), then answers "notified"
+  deaf             tool deaf (listed): answers "deaf", then closes its stdin and keeps running
+                   (its stdout open) until it is signalled: the client's next write breaks the pipe
+                   while its reader still sees a live server
   echo-id          like good (ids are always echoed verbatim); additionally every request is
                    logged as "ID <method> <id json>" on stderr and tool id returns the JSON of
                    the request id it was called with
@@ -59,8 +62,10 @@ Json = Dict[str, Any]
 MODES = (
     "good", "garbage", "unknown-ids", "huge-line", "crash", "exit-early", "silent",
     "stderr-flood", "grandchild", "ignore-close", "ping-first", "server-requests",
-    "version-old", "version-bad", "notify", "echo-id",
+    "version-old", "version-bad", "notify", "echo-id", "deaf",
 )
+
+DEAF_TOOL: Json = {"name": "deaf", "description": "Stop reading stdin.", "inputSchema": {"type": "object"}}
 
 ECHO_TOOL: Json = {
     "name": "echo",
@@ -170,7 +175,7 @@ class Server:
         elif method == "ping":
             self.respond(request_id, {})
         elif method == "tools/list":
-            self.respond(request_id, {"tools": [ECHO_TOOL]})
+            self.respond(request_id, {"tools": [ECHO_TOOL, DEAF_TOOL] if self.mode == "deaf" else [ECHO_TOOL]})
         elif method == "tools/call":
             if self.mode != "silent":  # silent: read and ignore
                 self.call_tool(request_id, params)
@@ -212,6 +217,10 @@ class Server:
                 send({"jsonrpc": "2.0", "method": "notifications/progress",
                       "params": {"progressToken": token, "progress": 1, "total": 1}})
             self.respond(request_id, text_result("notified"))
+        elif name == "deaf" and self.mode == "deaf":
+            os.close(0)  # first, so a client that has the answer finds nobody reading its pipe
+            self.respond(request_id, text_result("deaf"))
+            threading.Event().wait()  # until the client's close signals this process
         elif name == "id" and self.mode == "echo-id":
             self.respond(request_id, text_result(json.dumps(request_id)))
         else:
