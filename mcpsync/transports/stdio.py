@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import threading
 import weakref
-from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
+from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Union
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
@@ -306,10 +306,19 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
                 continue
             if not line:
                 break
-            if not line.strip():
+            if line.isspace():
                 continue
+            size = len(line)
             try:
-                engine.receive(rpc.decode(line), len(line))
+                raw: Union[str, bytes] = line.decode("utf-8")
+            except UnicodeDecodeError:
+                raw = line  # rpc.decode says what is wrong with it
+            # Only the text is kept while it is parsed, and nothing once it is delivered: a large
+            # answer is held at most twice (text and value), never also as bytes, nor while the
+            # next read waits.
+            line = b""
+            try:
+                engine.receive(rpc.decode(raw), size)
             except ProtocolError as exc:
                 if isinstance(exc, rpc.NestedTooDeeply):
                     engine.refuse(exc.value, exc)  # a too-deep answer fails its call now
@@ -317,11 +326,12 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
                 if transport is not None:
                     transport.skipped_lines += 1
                     if transport.first_skipped_line is None:
-                        transport.first_skipped_line = rpc.preview(line, 80)
+                        transport.first_skipped_line = rpc.preview(raw, 80)
                 if skips.note():
                     more = "" if skips.count <= _SKIPS_LOGGED else f" ({skips.count} skipped so far; not all logged)"
                     log.warning("[%s] Skipping a line from the server: %s%s; line: %s", name, exc, more,
-                                rpc.preview(line))
+                                rpc.preview(raw))
+            raw = b""
     except (OSError, ValueError) as exc:
         cause = exc
     try:
