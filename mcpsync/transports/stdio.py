@@ -1,7 +1,9 @@
 """StdioTransport: an MCP server run as a child process, spoken to over its stdin and stdout.
 
-Threads: one reader (stdout lines → engine), one stderr drain (lines → the
-``mcpsync.server.<name>`` logger and a bounded tail), one exit watcher. Writes
+Threads: one reader (stdout lines → engine) and one stderr drain (lines → the
+``mcpsync.server.<name>`` logger and a bounded tail) per server; the exit watcher,
+for a server that dies while a descendant holds its stdout open, is one thread
+shared by every server where the platform allows (see :mod:`._exit_watch`). Writes
 happen on the calling threads, one at a time (see :mod:`._pipe_writer`), so
 lines from different threads never interleave; a flusher thread exists only
 while the server is slow to read lines that other threads queued.
@@ -10,6 +12,7 @@ while the server is slow to read lines that other threads queued.
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import os
 import re
@@ -24,7 +27,7 @@ from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.workers import DropReport, join_quietly
 from ..exceptions import ConnectError, ProtocolError, TransportClosed
-from . import _process
+from . import _exit_watch, _process
 from ._pipe_writer import PipeWriter
 from .base import Transport, safe_name, weak_method
 
@@ -96,7 +99,7 @@ class StdioTransport(Transport):
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._reader: Optional[threading.Thread] = None
         self._drain: Optional[threading.Thread] = None
-        self._watcher: Optional[threading.Thread] = None
+        self._watcher: Optional[_exit_watch.Watch] = None
         self._shutting_down = threading.Event()
         self._lost_cause = False  # the close had a cause: its error carries the exit code and stderr tail
         self.skipped_lines = 0
@@ -156,13 +159,10 @@ class StdioTransport(Transport):
             target=_drain_stderr, args=(self._proc.stderr, self._stderr_tail, self.server_log),
             name=f"mcpsync-stdio-stderr[{self.name}]", daemon=True,
         )
-        self._watcher = threading.Thread(
-            target=_watch_exit, args=(lost, self._proc, self._shutting_down, self.shutdown_timeout),
-            name=f"mcpsync-stdio-exit[{self.name}]", daemon=True,
-        )
         self._drain.start()
         self._reader.start()
-        self._watcher.start()
+        self._watcher = _exit_watch.watch(self._proc, functools.partial(lost, _EndOfStream(_HELD_OPEN)),
+                                          self.shutdown_timeout, self._shutting_down)
         # Arguments often hold secrets (expanded from ${VAR}): log the program and their count, never their values.
         log.debug("[%s] Started %s with %d argument(s), not shown (pid %d)", self.name, argv[0], len(argv) - 1,
                   self._proc.pid)
@@ -186,7 +186,9 @@ class StdioTransport(Transport):
         if not on_reader:
             join_quietly(self._reader, self.shutdown_timeout)
         join_quietly(self._drain, self.shutdown_timeout)
-        join_quietly(self._watcher, self.shutdown_timeout)
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher.join(self.shutdown_timeout)
         self._writer.join(self.shutdown_timeout)
         for stream, thread in ((proc.stdout, self._reader), (proc.stderr, self._drain)):
             # A pipe is closed here only once its thread is done with it (or is this thread);
@@ -289,6 +291,9 @@ class _suppress:
 
 class _EndOfStream(Exception):
     pass
+
+
+_HELD_OPEN = "server process exited but its stdout is still held open"
 
 
 def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[BaseException]], None], stream: IO[bytes],
@@ -404,23 +409,6 @@ def _drain_stderr(stream: IO[bytes], tail: Deque[str], server_log: logging.Logge
     finally:
         with _suppress():
             stream.close()
-
-
-def _watch_exit(lost: Callable[[BaseException], None], proc: "subprocess.Popen[bytes]",
-                shutting_down: threading.Event, grace: float) -> None:
-    """Exit-watcher thread: notice a dead server even when its stdout stays open.
-
-    Usually the reader sees end-of-file first. But a process the server started
-    may hold the pipe open after the server died; then, after ``grace`` seconds,
-    this thread closes the transport (which ends the rest of the process group).
-    """
-    proc.wait()
-    if shutting_down.wait(grace):
-        return
-    try:
-        lost(_EndOfStream("server process exited but its stdout is still held open"))
-    except TransportClosed:
-        pass  # the transport was garbage collected: its own close ended everything
 
 
 def _close_all_at_exit() -> None:
