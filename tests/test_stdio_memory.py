@@ -49,3 +49,28 @@ def test_a_large_answer_is_held_at_most_twice_while_it_is_parsed():
     growth = json.loads(done.stdout.decode().strip().splitlines()[-1])["growth"]
     # Before: the line's bytes, its text and the parsed value were all alive at once (3.0x).
     assert growth < 2.5 * megabytes * MB, f"peak RSS grew by {growth / MB:.0f} MB for a {megabytes} MB answer"
+
+
+def test_a_long_line_is_decoded_across_its_chunks_and_one_that_is_not_utf8_stays_bytes():
+    import io
+
+    from mcpsync.transports.stdio import _Oversized, _read_line
+
+    text = ('{"text":"' + "caf\u00e9 \u2603 " * 400_000 + '"}\n')  # about 4.4 MB: several 1 MiB chunks
+    data = text.encode("utf-8")
+    line, size = _read_line(io.BytesIO(data), 64 * MB)
+    assert line == text and size == len(data)  # characters split between chunks come out whole
+
+    broken = data[:2_500_000] + b"\xff" + data[2_500_000:]
+    line, size = _read_line(io.BytesIO(broken), 64 * MB)
+    assert line == broken and size == len(broken)  # bytes, for the JSON decoder to refuse
+
+    cut = "x" * (3 * MB) + "\u2603"
+    truncated = cut.encode("utf-8")[:-1]  # ends inside a character, with no newline (end of stream)
+    line, size = _read_line(io.BytesIO(truncated), 64 * MB)
+    assert line == truncated
+
+    with pytest.raises(_Oversized):
+        _read_line(io.BytesIO(data), 2 * MB)
+    short, size = _read_line(io.BytesIO(b'{"a":1}\n'), 64 * MB)
+    assert short == b'{"a":1}\n' and size == 8

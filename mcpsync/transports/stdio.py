@@ -11,6 +11,7 @@ while the server is slow to read lines that other threads queued.
 
 from __future__ import annotations
 
+import codecs
 import collections
 import functools
 import logging
@@ -20,7 +21,7 @@ import shutil
 import subprocess
 import threading
 import weakref
-from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Union
+from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
@@ -304,7 +305,7 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
     try:
         while True:
             try:
-                line = _read_line(stream, limit)
+                line, size = _read_line(stream, limit)
             except _Oversized as exc:
                 log.warning("[%s] Discarded a %d-byte line from the server: longer than max_message_size "
                             "(%d bytes)", name, exc.size, limit)
@@ -313,11 +314,12 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
                 break
             if line.isspace():
                 continue
-            size = len(line)
-            try:
-                raw: Union[str, bytes] = line.decode("utf-8")
-            except UnicodeDecodeError:
-                raw = line  # rpc.decode says what is wrong with it
+            raw: Union[str, bytes] = line
+            if isinstance(line, bytes):
+                try:
+                    raw = line.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass  # the bytes: rpc.decode says what is wrong with them
             # Only the text is kept while it is parsed, and nothing once it is delivered: a large
             # answer is held at most twice (text and value), never also as bytes, nor while the
             # next read waits.
@@ -347,36 +349,78 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
         stream.close()  # the reader owns stdout: release the pipe as soon as reading ends
 
 
-def _read_line(stream: IO[bytes], limit: int) -> Optional[bytes]:
-    """One line (with its newline; the last may lack it), b"" at EOF, None if over ``limit``.
+def _read_line(stream: IO[bytes], limit: int) -> Tuple[Union[bytes, str], int]:
+    """One line (with its newline; the last may lack it) and its size in bytes; b"" at EOF.
 
-    Reads in chunks, so a line longer than ``limit`` is never held whole: at most
-    ``limit`` bytes of it are, and then it is skipped to its end.
+    A line that fits in one chunk comes back as bytes. A longer one is decoded chunk by
+    chunk as it is read and comes back as text (as bytes if it is not UTF-8, for the
+    decoder to say so), so it is never held as bytes and as text at once. Reads in chunks,
+    so a line longer than ``limit`` is never held whole: at most ``limit`` bytes of it are,
+    and then it is skipped to its end (raising _Oversized).
     """
     step = min(_READ_CHUNK, limit + 1)
     first = stream.readline(step)
     if not first or first.endswith(b"\n"):
         if len(first) > limit + 1:
             raise _Oversized(len(first))
-        return first  # the common case: the whole line in one chunk
-    chunks = [first]
+        return first, len(first)  # the common case: the whole line in one chunk
+    line = _LongLine(first)
     size = len(first)
+    last = first
     while True:
         chunk = stream.readline(step)
         if not chunk:
             break
         size += len(chunk)
         if size > limit + 1:
-            chunks.clear()
+            line.clear()
             dropped = size + _discard_rest_of_line(stream) if not chunk.endswith(b"\n") else size
             raise _Oversized(dropped)
-        chunks.append(chunk)
+        line.add(chunk)
+        last = chunk
         if chunk.endswith(b"\n"):
             break
-    line = b"".join(chunks)
-    if len(line) > limit + 1 or (len(line) > limit and not line.endswith(b"\n")):
-        raise _Oversized(len(line))
-    return line
+    if size > limit + 1 or (size > limit and not last.endswith(b"\n")):
+        raise _Oversized(size)
+    return line.whole(), size
+
+
+class _LongLine:
+    """A line read in chunks: decoded to text as it comes, or kept as bytes once it is not UTF-8."""
+
+    def __init__(self, first: bytes) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._text: List[str] = []
+        self._raw: Optional[List[bytes]] = None  # set once a chunk is not UTF-8
+        self.add(first)
+
+    def add(self, chunk: bytes) -> None:
+        if self._raw is None:
+            pending = self._decoder.getstate()[0]
+            try:
+                self._text.append(self._decoder.decode(chunk))
+                return
+            except UnicodeDecodeError:  # from here on, bytes: the JSON decoder reports it
+                self._raw = ["".join(self._text).encode("utf-8"), pending]
+                self._text.clear()
+        self._raw.append(chunk)
+
+    def clear(self) -> None:
+        self._text.clear()
+        self._raw = None
+
+    def whole(self) -> Union[bytes, str]:
+        if self._raw is None:
+            try:
+                self._text.append(self._decoder.decode(b"", True))
+            except UnicodeDecodeError:  # it ends inside a character
+                return "".join(self._text).encode("utf-8") + self._decoder.getstate()[0]
+            text = "".join(self._text)
+            self._text.clear()
+            return text
+        raw = b"".join(self._raw)
+        self._raw.clear()
+        return raw
 
 
 class _Oversized(Exception):
