@@ -51,3 +51,19 @@ def test_a_crash_under_a_held_open_stdout_is_noticed_beside_a_healthy_server():
         crashing.close()
         healthy.close()
     until(lambda: not _exit_watchers())
+
+
+def test_without_process_file_descriptors_each_server_has_its_own_watcher(monkeypatch):
+    from mcpsync.transports import _exit_watch
+
+    monkeypatch.setattr(_exit_watch, "_pidfd", lambda pid: -1)  # an old kernel, macOS, a sandbox
+    argv = ["sh", "-c", 'sleep 60 & exec "$0" "$@"', *server_argv("misbehaving.py", "crash")]
+    crashing = mcpsync.connect(argv, name="crashing", shutdown_timeout=0.3)
+    try:
+        assert [t.name for t in _exit_watchers()] == [f"mcpsync-stdio-exit[{crashing.transport.pid}]"]
+        with pytest.raises(TransportClosed) as info:
+            crashing.call_tool("crash", timeout=5)
+        assert info.value.returncode == 3
+    finally:
+        crashing.close()
+    until(lambda: not _exit_watchers())

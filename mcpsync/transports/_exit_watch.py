@@ -69,11 +69,15 @@ def watch(proc: "subprocess.Popen[bytes]", lost: Lost, grace: float, shutting_do
     fd = _pidfd(proc.pid)
     if fd >= 0:
         entry.fd = fd
-        _watcher.add(entry)
-    else:
-        entry.thread = threading.Thread(target=_wait_one, args=(entry,), name=f"mcpsync-stdio-exit[{proc.pid}]",
-                                        daemon=True)
-        entry.thread.start()
+        try:
+            _watcher.add(entry)
+            return entry
+        except OSError:  # no descriptor left for the watcher's wake-up pipe: watch this one alone
+            entry.fd = -1
+            os.close(fd)
+    entry.thread = threading.Thread(target=_wait_one, args=(entry,), name=f"mcpsync-stdio-exit[{proc.pid}]",
+                                    daemon=True)
+    entry.thread.start()
     return entry
 
 
@@ -113,7 +117,6 @@ class _SharedWatcher:
 
     def add(self, entry: Watch) -> None:
         with self._lock:
-            self._entries[entry.fd] = entry
             if self._thread is None:
                 self._wake_r, self._wake_w = os.pipe()
                 os.set_blocking(self._wake_w, False)
@@ -122,6 +125,7 @@ class _SharedWatcher:
                 self._thread.start()
             else:
                 self._poke()
+            self._entries[entry.fd] = entry
 
     def changed(self) -> None:
         with self._lock:
