@@ -362,8 +362,8 @@ def test_invalid_messages_raise_protocol_error_for_the_reader_to_log():
         assert peer.transport.request("still") == {"echo": None}
 
 
-def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
-    # Each thread parks on one Event, call after call. A set() meant for its previous call
+def test_a_stray_wake_of_a_reused_lock_does_not_end_the_next_call_early():
+    # Each thread parks on one lock, call after call. A wake-up meant for its previous call
     # (an answer or a cancel that raced that call's end) can land during the next call: the
     # call must go on waiting for its own answer, not return early or spin.
     from mcpsync._rpc.engine import Engine
@@ -374,7 +374,7 @@ def test_a_stray_wake_of_a_reused_event_does_not_end_the_next_call_early():
     engine = None
 
     def send(message):
-        engine._waiters[message["id"]].event.set()  # the stray wake, before any answer
+        engine._waiters[message["id"]].wake.release()  # the stray wake, before any answer
         sent.set()
 
     engine = Engine(CallWire(send), name="stray")

@@ -115,7 +115,7 @@ def test_lines_queued_behind_a_writer_that_gives_up_still_go_out_when_the_server
 
     thread = threading.Thread(target=a)
     thread.start()
-    until(writer._lock.locked)
+    until(lambda: writer._lock.locked() and writer._tail)  # A holds the pipe, its line begun
     writer.write(request(2), deadline=time.monotonic() + 10)  # returns at once: queued for A
     writer.write(request(3), deadline=time.monotonic() + 10)
     token.cancel("A gives up")
@@ -166,7 +166,7 @@ def test_a_closed_connection_stops_the_flusher(piped):
     thread = threading.Thread(target=lambda: pytest.raises(RequestCancelled, writer.write, request(1),
                                                            cancel=token))
     thread.start()
-    until(writer._lock.locked)
+    until(lambda: writer._lock.locked() and writer._tail)  # A holds the pipe, its line begun
     writer.write(request(2), deadline=time.monotonic() + 10)
     token.cancel()
     thread.join(10)
@@ -190,7 +190,7 @@ def test_lines_left_to_a_writer_stuck_on_a_full_pipe_are_bounded(piped):
     thread = threading.Thread(target=lambda: pytest.raises(RequestCancelled, writer.write, request(0),
                                                            cancel=token))
     thread.start()
-    until(writer._lock.locked)
+    until(lambda: writer._lock.locked() and writer._tail)  # A holds the pipe, its line begun
     try:
         for n in range(QUEUE_LIMIT):
             writer.write(request(n + 1), deadline=time.monotonic() + 10)  # queued for A: returns at once

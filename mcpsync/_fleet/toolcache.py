@@ -18,6 +18,7 @@ leave one whole version (the last rename wins).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import logging
@@ -25,6 +26,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
@@ -34,6 +36,38 @@ log = logging.getLogger("mcpsync.cache")
 CACHE_VERSION = 1
 DEFAULT_TTL = 30 * 24 * 3600.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+_paused = 0  # threads loading a cache file with the cyclic collector paused; guarded by _pause_lock
+_pause_lock = threading.Lock()
+_we_paused = False  # the collector was enabled when the first of them paused it
+
+
+class _collection_paused:
+    """Pause the cyclic garbage collector while a cache file is parsed.
+
+    Parsing 10,000 tools builds some 100,000 dicts and lists, none of them garbage, and
+    each batch of them made the collector walk the whole heap again: a read took more
+    than twice as long per tool at 10,000 tools as at 1,000. Nested and concurrent
+    pauses count; the collector is enabled again by the last one out, and only if it
+    was enabled when the first one came in (an application's own gc.disable() stands).
+    """
+
+    def __enter__(self) -> None:
+        global _paused, _we_paused
+        with _pause_lock:
+            if _paused == 0:
+                _we_paused = gc.isenabled()
+                if _we_paused:
+                    gc.disable()
+            _paused += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        global _paused, _we_paused
+        with _pause_lock:
+            _paused -= 1
+            if _paused == 0 and _we_paused:
+                _we_paused = False
+                gc.enable()
 
 
 def default_cache_dir() -> Path:
@@ -82,7 +116,8 @@ class ToolCache:
             log.warning("Ignoring unreadable MCP tools cache %s: %s", path, exc)
             return None
         try:
-            entry = json.loads(text)
+            with _collection_paused():
+                entry = json.loads(text)
             tools = self._validate(entry, server)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
             log.warning("Ignoring corrupt MCP tools cache %s: %s", path, exc)

@@ -3,8 +3,8 @@
 The engine does no I/O and knows no MCP method. A transport builds it with one
 :class:`~mcpsync._rpc.wire.Wire` (write, timed write, abandon) and feeds every
 decoded incoming message to :meth:`Engine.receive` from its reader thread; the
-peer's requests are served by :mod:`mcpsync._rpc.incoming`. Threads that call :meth:`Engine.request` park on a per-request
-``threading.Event`` until the reader resolves it, the timeout passes, the
+peer's requests are served by :mod:`mcpsync._rpc.incoming`. Threads that call :meth:`Engine.request` park on their own lock (see
+:class:`_Waiter`) until the reader resolves the request, the timeout passes, the
 caller's cancel token fires, or the connection closes.
 
 Ownership rule: the calling thread registers its waiter and removes it in
@@ -13,11 +13,13 @@ Ownership rule: the calling thread registers its waiter and removes it in
 
 from __future__ import annotations
 
+import _thread
 import functools
 import logging
 import math
 import threading
 import time
+from _thread import LockType
 from typing import Any, Callable, Dict, Optional
 
 from . import jsonrpc as rpc
@@ -44,22 +46,25 @@ CANCEL_WRITE_TIMEOUT = 1.0
 
 
 class _Waiter:
-    """One pending request: an Event plus the outcome slot the reader fills.
+    """One pending request: the caller's wake-up lock plus the outcome slot the reader fills.
 
-    The Event is the calling thread's own (see :func:`_take_event`): a thread waits for
-    one request at a time, so it parks on the same Event call after call instead of
-    building a new Event (and its Condition and Lock) for each.
+    ``wake`` is a bare lock, held while the caller has nothing to wake for: the caller
+    parks by acquiring it, and whoever wakes it (the reader with the answer, a cancel
+    callback, a progress update, the close) releases it (see :func:`_wake`). That is one
+    release and one acquire per call, where an Event costs a Condition, a fresh lock per
+    wait and a waiter list. The lock is the calling thread's own (see :func:`_take_lock`):
+    a thread waits for one request at a time, so it parks on the same lock call after call.
     """
 
-    __slots__ = ("event", "method", "done", "ready", "result", "error", "on_progress", "progressed",
+    __slots__ = ("wake", "method", "done", "ready", "result", "error", "on_progress", "progressed",
                  "wake_on_progress", "timeout_label")
 
     def __init__(self, method: str, on_progress: Optional[ProgressCallback], wake_on_progress: bool,
-                 event: threading.Event) -> None:
-        self.event = event
+                 wake: LockType) -> None:
+        self.wake = wake
         self.method = method
         self.done = False  # an outcome is set (first one wins); guarded by the engine lock
-        self.ready = False  # the caller may take the outcome (set just before event.set())
+        self.ready = False  # the caller may take the outcome (set just before the wake-up)
         self.result: Any = None
         self.error: Optional[BaseException] = None
         self.on_progress = on_progress
@@ -162,11 +167,11 @@ class Engine:
                 max_total_timeout = left
         start = time.monotonic()  # one deadline spans the write and the wait
         wake_on_progress = reset_timeout_on_progress and on_progress is not None
-        event = _take_event()
-        waiter = _Waiter(method, on_progress, wake_on_progress, event)
+        wake = _take_lock()
+        waiter = _Waiter(method, on_progress, wake_on_progress, wake)
         with self._lock:
             if self._closed is not None:
-                _return_event(event)
+                _return_lock(wake)
                 raise self._closed()
             request_id = self._next_id
             self._next_id += 1
@@ -182,7 +187,7 @@ class Engine:
                 meta["progressToken"] = request_id
                 params["_meta"] = meta
             if cancel is not None:
-                unregister = cancel.add_callback(lambda _reason: waiter.event.set())
+                unregister = cancel.add_callback(lambda _reason: _wake(wake))
             message = rpc.make_request(request_id, method, params)
             # Count it as sent before writing: a Ctrl-C landing inside or just after the write
             # must still tell the server (a cancel for an id it never saw is harmless).
@@ -205,7 +210,7 @@ class Engine:
                 self._waiters.pop(request_id, None)
             if unregister is not None:
                 unregister()
-            _return_event(event)
+            _return_lock(wake)
 
     def _wait(self, request_id: int, waiter: _Waiter, timeout: Optional[float],
               cancel: Optional[CancelToken], max_total: Optional[float], start: float, notify_cancel: bool) -> Any:
@@ -221,8 +226,8 @@ class Engine:
                 if notify_cancel:
                     self._abandon(request_id, "Request timed out")
                 raise self._timeout(budget, waiter.method, waiter.timeout_label)
-            event = waiter.event
-            event.wait(None if math.isinf(remaining) else remaining)
+            # Park until someone releases the lock (see _Waiter); either way it is held again after.
+            waiter.wake.acquire(True, -1 if remaining > _MAX_PARK else remaining)
             if waiter.ready:
                 return self._outcome(waiter)
             if cancel is not None and cancel.cancelled:
@@ -230,14 +235,11 @@ class Engine:
                     self._abandon(request_id, cancel.reason)
                 raise RequestCancelled(cancel.reason)
             if waiter.progressed:
-                event.clear()
                 waiter.progressed = False
                 deadline = min(time.monotonic() + limit, hard_stop)
-            elif event.is_set():
-                # A late set() meant for this thread's previous request (its answer or its cancel
-                # raced its end). Clear it; ``ready`` is checked again before the next wait, and
-                # _deliver sets ``ready`` before the Event, so no real wake-up is lost.
-                event.clear()
+            # Otherwise a late wake-up meant for this thread's previous request (its answer or its
+            # cancel raced its end): ``ready`` is checked again before the next park, and _deliver
+            # sets ``ready`` before it releases the lock, so no real wake-up is lost.
 
     def _timeout(self, budget: float, method: str, label: str, unread: bool = False) -> RequestTimeout:
         """The timeout error, naming this connection and ``method``, with the transport's hint."""
@@ -336,7 +338,7 @@ class Engine:
                 return False
             waiter.error = error
             waiter.done = True
-        _deliver(waiter)  # sets .ready before the event: callers only trust .ready
+        _deliver(waiter)  # sets .ready before the wake-up: callers only trust .ready
         return True
 
     def set_timeout_label(self, request_id: RequestId, label: str) -> None:
@@ -475,7 +477,7 @@ class Engine:
             self._report_drop(rpc.PROGRESS, refused, size)
         if waiter.wake_on_progress:
             waiter.progressed = True
-            waiter.event.set()
+            _wake(waiter.wake)
 
     def _report_drop(self, what: str, why: str, size: int) -> None:
         if self._closed is not None or why == "stopped":
@@ -542,24 +544,40 @@ def _budget(timeout: Optional[float], max_total: Optional[float]) -> float:
 
 _parked = threading.local()
 
-
-def _take_event() -> threading.Event:
-    """The calling thread's Event, cleared (a new one if it is in use: a nested request)."""
-    event: Optional[threading.Event] = getattr(_parked, "event", None)
-    if event is None:
-        return threading.Event()
-    _parked.event = None
-    event.clear()
-    return event
+#: Longer parks than this (seconds) wait without a limit; the loop in _wait still ends at the deadline.
+_MAX_PARK = min(threading.TIMEOUT_MAX, 86400.0 * 365)
 
 
-def _return_event(event: threading.Event) -> None:
-    _parked.event = event
+def _take_lock() -> LockType:
+    """The calling thread's wake-up lock, held (a new one if it is in use: a nested request)."""
+    lock: Optional[LockType] = getattr(_parked, "lock", None)
+    if lock is None:
+        lock = _thread.allocate_lock()
+        lock.acquire()
+        return lock
+    _parked.lock = None
+    lock.acquire(False)  # held again, whether or not a late wake-up released it
+    return lock
+
+
+def _return_lock(lock: LockType) -> None:
+    _parked.lock = lock
+
+
+def _wake(lock: LockType) -> None:
+    """Wake the thread parked on ``lock`` (or make its next park return at once); idempotent."""
+    try:
+        lock.release()
+    except RuntimeError:  # already released: that wake-up has not been taken yet
+        pass
 
 
 def _deliver(waiter: _Waiter) -> None:
     waiter.ready = True
-    waiter.event.set()
+    try:
+        waiter.wake.release()
+    except RuntimeError:  # a cancel or progress wake-up got there first; the caller sees ``ready``
+        pass
 
 
 def _call_progress(waiter: _Waiter, progress: float, total: Any, message: Any) -> None:

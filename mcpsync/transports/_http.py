@@ -15,7 +15,7 @@ import math
 import pickle
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union
 from urllib.parse import urlsplit
 
 from .._rpc import jsonrpc as rpc
@@ -379,7 +379,7 @@ class HTTPTransportBase(Transport):
     def _skip_event(self, event: SSEEvent) -> None:
         log.debug("[%s] Ignoring SSE event %r", self.name, event.event)
 
-    def _feed_checked(self, payload: bytes, what: str) -> Any:
+    def _feed_checked(self, payload: Union[bytes, str], what: str) -> Any:
         """Decode one JSON-RPC message from ``payload`` and hand it to the engine; return it.
 
         Raises:

@@ -10,6 +10,7 @@ call from any number of such threads at once.
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Type
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "BODY_EXCERPT", "DEFAULT_MAX_MESSAGE_SIZE", "READ_CHUNK", "answers", "body_summary", "endpoint_advice",
-    "iter_chunks", "media_type", "not_an_endpoint", "read_body", "status_error", "translate",
+    "iter_chunks", "media_type", "not_an_endpoint", "read_body", "read_text", "status_error", "translate",
 ]
 
 #: The largest JSON body or SSE event accepted by default, in bytes.
@@ -71,6 +72,36 @@ def read_body(response: "requests.Response", limit: int, what: str) -> bytes:
             raise ProtocolError(f"{what} is larger than max_message_size ({limit} bytes)")
         parts.append(chunk)
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def read_text(response: "requests.Response", limit: int, what: str) -> str:
+    """The whole body as UTF-8 text, refusing one larger than ``limit`` bytes without holding it.
+
+    Each chunk is decoded as it arrives, so the body is never held as bytes and as text at
+    once: a large JSON answer is then held twice while it is parsed (text and value), not
+    three times.
+
+    Raises:
+        ProtocolError: the body is larger than ``limit``, or is not UTF-8.
+    """
+    declared = response.headers.get("Content-Length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ProtocolError(f"{what} is larger than max_message_size ({int(declared)} > {limit} bytes)")
+    decode = codecs.getincrementaldecoder("utf-8")().decode
+    parts: List[str] = []
+    size = 0
+    try:
+        for chunk in iter_chunks(response):
+            size += len(chunk)
+            if size > limit:
+                raise ProtocolError(f"{what} is larger than max_message_size ({limit} bytes)")
+            parts.append(decode(chunk))
+        parts.append(decode(b"", True))
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"{what} is not valid UTF-8: {exc}") from exc
+    text = parts[0] if len(parts) == 1 else "".join(parts)
+    parts.clear()
+    return text
 
 
 def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = HTTPStatusError,

@@ -166,8 +166,32 @@ class PipeWriter:
                 except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
                     raise self._broken(exc) from exc
             return
-        line = _Line(data, message.get("id") if "method" in message else None)
         lock = self._lock
+        if not self._queue and not self._tail and lock.acquire(False):
+            # The pipe is free and nothing waits for it: write the line straight away. Only when
+            # the pipe does not take all of it is the general path (queue, tail, deadline) needed.
+            if self._queue or self._tail:  # another writer queued a line just before we took the lock
+                lock.release()
+            else:
+                try:
+                    written = self._write_now(data)
+                except BaseException:
+                    lock.release()
+                    raise
+                if written == len(data):
+                    lock.release()
+                    if self._queue or self._tail_shared:
+                        self._after_release()
+                    return
+                line = _Line(data, message.get("id") if "method" in message else None)
+                if written:  # part of it is out: the rest must follow before any other line
+                    line.taken = True
+                    self._tail = data[written:]
+                else:  # none of it is out: queued first (it held the pipe before any line queued
+                    self._queue.appendleft(line)  # meanwhile), so it may still be withdrawn or dropped
+                self._finish(line, deadline, cancel)
+                return
+        line = _Line(data, message.get("id") if "method" in message else None)
         if len(data) <= SHARE_LIMIT and len(self._queue) < QUEUE_LIMIT:
             self._queue.append(line)
             if not lock.acquire(False):
@@ -176,18 +200,7 @@ class PipeWriter:
             if not lock.acquire(False):
                 self._wait_for_pipe(deadline, cancel)
             self._queue.append(line)
-        try:
-            out = self._pump(line, deadline, cancel)
-        except _PipeGone as gone:
-            raise self._broken(gone.cause) from gone.cause
-        finally:
-            lock.release()
-            # Even when this writer is leaving with an error (a Ctrl-C while it waited on the
-            # pipe, say), lines others left to it must still go out.
-            if self._queue or self._tail_shared:
-                self._after_release()
-        if not out:
-            raise _gave_up(cancel)
+        self._finish(line, deadline, cancel)
 
     #: The wire's timed write is the same method: every write here is bounded by its deadline.
     timed_write = write
@@ -210,6 +223,36 @@ class PipeWriter:
         return False
 
     # -- with the lock held --------------------------------------------------------------
+
+    def _write_now(self, data: bytes) -> int:
+        """One write of ``data`` to the pipe; the bytes it took (0 when the pipe is full)."""
+        with self._io_lock:
+            fd = self._fd
+            if fd is None:
+                failure: BaseException = ValueError("write to closed file")
+            else:
+                try:
+                    return os.write(fd, data)
+                except BlockingIOError:
+                    return 0
+                except OSError as exc:  # broken pipe: the server is gone
+                    failure = exc
+        raise self._broken(failure) from failure
+
+    def _finish(self, line: _Line, deadline: float, cancel: Optional[CancelToken]) -> None:
+        """Send ``line`` (queued, or begun in the tail) by ``deadline``, then let go of the pipe."""
+        try:
+            out = self._pump(line, deadline, cancel)
+        except _PipeGone as gone:
+            raise self._broken(gone.cause) from gone.cause
+        finally:
+            self._lock.release()
+            # Even when this writer is leaving with an error (a Ctrl-C while it waited on the
+            # pipe, say), lines others left to it must still go out.
+            if self._queue or self._tail_shared:
+                self._after_release()
+        if not out:
+            raise _gave_up(cancel)
 
     def _wait_for_pipe(self, deadline: float, cancel: Optional[CancelToken]) -> None:
         """Take the lock by ``deadline``, in slices, so a cancel or a close is noticed while waiting."""

@@ -14,7 +14,7 @@ raises :class:`~mcpsync.ProtocolError` without being held whole in memory.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, List, Optional
+from typing import Callable, Iterable, Iterator, List, Optional, Union
 
 from ..exceptions import ProtocolError
 
@@ -128,6 +128,12 @@ class SSEParser:
                 event = self._dispatch()
                 if event is not None:
                     events.append(event)
+            elif buf.startswith(b"data:", start):
+                # The commonest line, and the one that may be huge: copy only its value, once,
+                # straight out of the buffer (not the line, then the value out of the line).
+                skip = 6 if buf[start + 5:start + 6] == b" " else 5
+                with memoryview(buf) as view:
+                    self._data_line(bytes(view[start + skip:end]))
             else:
                 self._line(bytes(buf[start:end]))
             start = end + 1
@@ -141,16 +147,19 @@ class SSEParser:
             raise ProtocolError(f"SSE event larger than max_message_size ({self.max_event_size} bytes)")
         return events
 
-    def _line(self, line: bytes) -> None:
+    def _data_line(self, value: bytes) -> None:
         self._dirty = True
+        self._data.append(value)
+        self._data_size += len(value) + 1
+        if self._data_size > self.max_event_size:
+            self._reset_event()
+            raise ProtocolError(f"SSE event larger than max_message_size ({self.max_event_size} bytes)")
+
+    def _line(self, line: bytes) -> None:
         if line[:5] == b"data:":
-            value = line[6:] if line[5:6] == b" " else line[5:]
-            self._data.append(value)
-            self._data_size += len(value) + 1
-            if self._data_size > self.max_event_size:
-                self._reset_event()
-                raise ProtocolError(f"SSE event larger than max_message_size ({self.max_event_size} bytes)")
+            self._data_line(line[6:] if line[5:6] == b" " else line[5:])
             return
+        self._dirty = True
         if line[:1] == b":":
             return  # a comment: keep-alive
         name, sep, raw = line.partition(b":")
@@ -200,7 +209,7 @@ def _sendable_id(value: str) -> bool:
 
 
 def message_data(chunks: Iterable[bytes], parser: SSEParser,
-                 on_other: Optional[Callable[[SSEEvent], None]] = None) -> Iterator[bytes]:
+                 on_other: Optional[Callable[[SSEEvent], None]] = None) -> Iterator[Union[str, bytes]]:
     """The one SSE consumption loop: the data of every ``message`` event that ``chunks`` complete.
 
     Events of another type (``endpoint``, ...) go to ``on_other`` (dropped without one),
@@ -211,8 +220,19 @@ def message_data(chunks: Iterable[bytes], parser: SSEParser,
         Whatever iterating ``chunks`` raises (a dropped connection).
     """
     for chunk in chunks:
-        for event in parser.feed(chunk):
-            if event.event == "message":
-                yield event.data
-            elif on_other is not None:
-                on_other(event)
+        events = parser.feed(chunk)
+        events.reverse()
+        while events:
+            event = events.pop()
+            if event.event != "message":
+                if on_other is not None:
+                    on_other(event)
+                continue
+            data: Union[bytes, str] = event.data
+            del event  # the data is now held here alone: decoded, the bytes go at once
+            try:
+                data = data.decode("utf-8") if isinstance(data, bytes) else data
+            except UnicodeDecodeError:
+                pass  # the bytes as they came: the JSON decoder says what is wrong with them
+            yield data
+            data = ""

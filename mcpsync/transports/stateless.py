@@ -108,9 +108,9 @@ def call_mcp(url: str, method: str, params: Optional[Mapping[str, Any]] = None, 
                         raise ProtocolError(f"The response to {method} is not a JSON-RPC object: "
                                             f"{rpc.preview(data)}")
                     return reply
-                for data in message_data(until_deadline(iter_chunks(response, READ_CHUNK)), SSEParser()):
+                for text in message_data(until_deadline(iter_chunks(response, READ_CHUNK)), SSEParser()):
                     try:
-                        message = rpc.decode(data)
+                        message = rpc.decode(text)
                     except ProtocolError as exc:
                         raise ProtocolError(f"Malformed SSE data in the response to {method}: {exc}") from exc
                     if isinstance(message, dict) and ("result" in message or "error" in message):

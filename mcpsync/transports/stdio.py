@@ -1,7 +1,9 @@
 """StdioTransport: an MCP server run as a child process, spoken to over its stdin and stdout.
 
-Threads: one reader (stdout lines → engine), one stderr drain (lines → the
-``mcpsync.server.<name>`` logger and a bounded tail), one exit watcher. Writes
+Threads: one reader (stdout lines → engine) and one stderr drain (lines → the
+``mcpsync.server.<name>`` logger and a bounded tail) per server; the exit watcher,
+for a server that dies while a descendant holds its stdout open, is one thread
+shared by every server where the platform allows (see :mod:`._exit_watch`). Writes
 happen on the calling threads, one at a time (see :mod:`._pipe_writer`), so
 lines from different threads never interleave; a flusher thread exists only
 while the server is slow to read lines that other threads queued.
@@ -9,7 +11,9 @@ while the server is slow to read lines that other threads queued.
 
 from __future__ import annotations
 
+import codecs
 import collections
+import functools
 import logging
 import os
 import re
@@ -17,14 +21,14 @@ import shutil
 import subprocess
 import threading
 import weakref
-from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
+from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.workers import DropReport, join_quietly
 from ..exceptions import ConnectError, ProtocolError, TransportClosed
-from . import _process
+from . import _exit_watch, _process
 from ._pipe_writer import PipeWriter
 from .base import Transport, safe_name, weak_method
 
@@ -97,7 +101,7 @@ class StdioTransport(Transport):
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._reader: Optional[threading.Thread] = None
         self._drain: Optional[threading.Thread] = None
-        self._watcher: Optional[threading.Thread] = None
+        self._watcher: Optional[_exit_watch.Watch] = None
         self._shutting_down = threading.Event()
         self._lost_cause = False  # the close had a cause: its error carries the exit code and stderr tail
         self.skipped_lines = 0
@@ -158,13 +162,10 @@ class StdioTransport(Transport):
             target=_drain_stderr, args=(self._proc.stderr, self._stderr_tail, self.server_log),
             name=f"mcpsync-stdio-stderr[{self.name}]", daemon=True,
         )
-        self._watcher = threading.Thread(
-            target=_watch_exit, args=(lost, self._proc, self._shutting_down, self.shutdown_timeout),
-            name=f"mcpsync-stdio-exit[{self.name}]", daemon=True,
-        )
         self._drain.start()
         self._reader.start()
-        self._watcher.start()
+        self._watcher = _exit_watch.watch(self._proc, functools.partial(lost, _EndOfStream(_HELD_OPEN)),
+                                          self.shutdown_timeout, self._shutting_down)
         # Arguments often hold secrets (expanded from ${VAR}): log the program and their count, never their values.
         log.debug("[%s] Started %s with %d argument(s), not shown (pid %d)", self.name, argv[0], len(argv) - 1,
                   self._proc.pid)
@@ -188,7 +189,9 @@ class StdioTransport(Transport):
         if not on_reader:
             join_quietly(self._reader, self.shutdown_timeout)
         join_quietly(self._drain, self.shutdown_timeout)
-        join_quietly(self._watcher, self.shutdown_timeout)
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher.join(self.shutdown_timeout)
         self._writer.join(self.shutdown_timeout)
         for stream, thread in ((proc.stdout, self._reader), (proc.stderr, self._drain)):
             # A pipe is closed here only once its thread is done with it (or is this thread);
@@ -293,6 +296,9 @@ class _EndOfStream(Exception):
     pass
 
 
+_HELD_OPEN = "server process exited but its stdout is still held open"
+
+
 def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[BaseException]], None], stream: IO[bytes],
                  engine: Any, limit: int, name: str) -> None:
     """Reader thread: one JSON-RPC message per line, until EOF; then ``lost(cause)`` closes the transport."""
@@ -301,17 +307,27 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
     try:
         while True:
             try:
-                line = _read_line(stream, limit)
+                line, size = _read_line(stream, limit)
             except _Oversized as exc:
                 log.warning("[%s] Discarded a %d-byte line from the server: longer than max_message_size "
                             "(%d bytes)", name, exc.size, limit)
                 continue
             if not line:
                 break
-            if not line.strip():
+            if line.isspace():
                 continue
+            raw: Union[str, bytes] = line
+            if isinstance(line, bytes):
+                try:
+                    raw = line.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass  # the bytes: rpc.decode says what is wrong with them
+            # Only the text is kept while it is parsed, and nothing once it is delivered: a large
+            # answer is held at most twice (text and value), never also as bytes, nor while the
+            # next read waits.
+            line = b""
             try:
-                engine.receive(rpc.decode(line), len(line))
+                engine.receive(rpc.decode(raw), size)
             except ProtocolError as exc:
                 if isinstance(exc, rpc.NestedTooDeeply):
                     engine.refuse(exc.value, exc)  # a too-deep answer fails its call now
@@ -319,11 +335,12 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
                 if transport is not None:
                     transport.skipped_lines += 1
                     if transport.first_skipped_line is None:
-                        transport.first_skipped_line = rpc.preview(line, 80)
+                        transport.first_skipped_line = rpc.preview(raw, 80)
                 if skips.note():
                     more = "" if skips.count <= _SKIPS_LOGGED else f" ({skips.count} skipped so far; not all logged)"
                     log.warning("[%s] Skipping a line from the server: %s%s; line: %s", name, exc, more,
-                                rpc.preview(line))
+                                rpc.preview(raw))
+            raw = b""
     except (OSError, ValueError) as exc:
         cause = exc
     try:
@@ -334,36 +351,78 @@ def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[Bas
         stream.close()  # the reader owns stdout: release the pipe as soon as reading ends
 
 
-def _read_line(stream: IO[bytes], limit: int) -> Optional[bytes]:
-    """One line (with its newline; the last may lack it), b"" at EOF, None if over ``limit``.
+def _read_line(stream: IO[bytes], limit: int) -> Tuple[Union[bytes, str], int]:
+    """One line (with its newline; the last may lack it) and its size in bytes; b"" at EOF.
 
-    Reads in chunks, so a line longer than ``limit`` is never held whole: at most
-    ``limit`` bytes of it are, and then it is skipped to its end.
+    A line that fits in one chunk comes back as bytes. A longer one is decoded chunk by
+    chunk as it is read and comes back as text (as bytes if it is not UTF-8, for the
+    decoder to say so), so it is never held as bytes and as text at once. Reads in chunks,
+    so a line longer than ``limit`` is never held whole: at most ``limit`` bytes of it are,
+    and then it is skipped to its end (raising _Oversized).
     """
     step = min(_READ_CHUNK, limit + 1)
     first = stream.readline(step)
     if not first or first.endswith(b"\n"):
         if len(first) > limit + 1:
             raise _Oversized(len(first))
-        return first  # the common case: the whole line in one chunk
-    chunks = [first]
+        return first, len(first)  # the common case: the whole line in one chunk
+    line = _LongLine(first)
     size = len(first)
+    last = first
     while True:
         chunk = stream.readline(step)
         if not chunk:
             break
         size += len(chunk)
         if size > limit + 1:
-            chunks.clear()
+            line.clear()
             dropped = size + _discard_rest_of_line(stream) if not chunk.endswith(b"\n") else size
             raise _Oversized(dropped)
-        chunks.append(chunk)
+        line.add(chunk)
+        last = chunk
         if chunk.endswith(b"\n"):
             break
-    line = b"".join(chunks)
-    if len(line) > limit + 1 or (len(line) > limit and not line.endswith(b"\n")):
-        raise _Oversized(len(line))
-    return line
+    if size > limit + 1 or (size > limit and not last.endswith(b"\n")):
+        raise _Oversized(size)
+    return line.whole(), size
+
+
+class _LongLine:
+    """A line read in chunks: decoded to text as it comes, or kept as bytes once it is not UTF-8."""
+
+    def __init__(self, first: bytes) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._text: List[str] = []
+        self._raw: Optional[List[bytes]] = None  # set once a chunk is not UTF-8
+        self.add(first)
+
+    def add(self, chunk: bytes) -> None:
+        if self._raw is None:
+            pending = self._decoder.getstate()[0]
+            try:
+                self._text.append(self._decoder.decode(chunk))
+                return
+            except UnicodeDecodeError:  # from here on, bytes: the JSON decoder reports it
+                self._raw = ["".join(self._text).encode("utf-8"), pending]
+                self._text.clear()
+        self._raw.append(chunk)
+
+    def clear(self) -> None:
+        self._text.clear()
+        self._raw = None
+
+    def whole(self) -> Union[bytes, str]:
+        if self._raw is None:
+            try:
+                self._text.append(self._decoder.decode(b"", True))
+            except UnicodeDecodeError:  # it ends inside a character
+                return "".join(self._text).encode("utf-8") + self._decoder.getstate()[0]
+            text = "".join(self._text)
+            self._text.clear()
+            return text
+        raw = b"".join(self._raw)
+        self._raw.clear()
+        return raw
 
 
 class _Oversized(Exception):
@@ -396,23 +455,6 @@ def _drain_stderr(stream: IO[bytes], tail: Deque[str], server_log: logging.Logge
     finally:
         with _suppress():
             stream.close()
-
-
-def _watch_exit(lost: Callable[[BaseException], None], proc: "subprocess.Popen[bytes]",
-                shutting_down: threading.Event, grace: float) -> None:
-    """Exit-watcher thread: notice a dead server even when its stdout stays open.
-
-    Usually the reader sees end-of-file first. But a process the server started
-    may hold the pipe open after the server died; then, after ``grace`` seconds,
-    this thread closes the transport (which ends the rest of the process group).
-    """
-    proc.wait()
-    if shutting_down.wait(grace):
-        return
-    try:
-        lost(_EndOfStream("server process exited but its stdout is still held open"))
-    except TransportClosed:
-        pass  # the transport was garbage collected: its own close ended everything
 
 
 def _close_all_at_exit() -> None:

@@ -44,7 +44,7 @@ from ..exceptions import (
 )
 from ._headers import HeaderPlan, routing_headers
 from ._http import HTTPTransportBase
-from ._http_io import answers, body_summary, iter_chunks, media_type, read_body, status_error, usual_urls
+from ._http_io import answers, body_summary, iter_chunks, media_type, read_body, read_text, status_error, usual_urls
 from ._http_session import Exchange
 from ._sse import MAX_RETRY, SSEParser
 from ._urls import display_url
@@ -247,9 +247,9 @@ class StreamableHTTPTransport(HTTPTransportBase):
                 if self._read_stream(response, parser, exchange, request_id):
                     return
             elif kind == "application/json":
-                data = read_body(response, self.max_message_size, f"The JSON response to request {request_id}")
-                if data.strip():
-                    reply = self._feed_checked(data, f"JSON in the response to request {request_id}")
+                text = read_text(response, self.max_message_size, f"The JSON response to request {request_id}")
+                if text and not text.isspace():
+                    reply = self._feed_checked(text, f"JSON in the response to request {request_id}")
                     if answers(reply, request_id):
                         return
                 raise ProtocolError(f"No response received for request ID {request_id}")
