@@ -165,7 +165,7 @@ class Manager:
         unpickled, its first use starts the servers if this manager was started."""
         with self._cond:
             servers = {name: server.config for name, server in self._servers.items()}
-            started = self._started and not self._closed
+            started = (self._started or self._pending is not None) and not self._closed  # a copy of a copy too
         for name, value in [("on_tools_changed", self.on_tools_changed), *self._client_options.items()]:
             require_picklable("manager", name, value)
         return (_unpickle, (type(self), self.config, self._settings, servers, started))
@@ -244,13 +244,13 @@ class Manager:
         with self._cond:
             self._check_open()
             self._started = True
-            self._pending = None
             started = [server for server in self._servers.values() if server.start_locked()]
-            while any(server.state == CONNECTING for server in started):
+            while any(s.state == CONNECTING for s in self._servers.values()):  # also those other threads started
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
                 self._cond.wait(remaining)
+            self._pending = None
             pending = [server for server in started if server.state == CONNECTING]
         for server in pending:
             self._serve_cached(server)

@@ -320,6 +320,34 @@ def test_manager_and_server_config_pickle(demo_manager: mcpsync.Manager) -> None
         copy.close()
 
 
+
+def test_unpickled_manager_first_used_by_several_threads_at_once(demo_manager: mcpsync.Manager) -> None:
+    """Found by the Dask engine test: a copy of an unpickled manager not yet used was unstarted, and
+    of several threads' first uses only the one that began the start waited for it (the others
+    found no tools: UnknownToolError)."""
+    import threading
+
+    copy = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(demo_manager))))  # a copy of a copy (Dask makes them)
+    barrier = threading.Barrier(4)
+    answers: Dict[int, Any] = {}
+
+    def use(n: int) -> None:
+        barrier.wait(10)
+        try:
+            answers[n] = copy.call_tool("mcp_demo_echo", {"text": f"t{n}"}).text
+        except Exception as exc:
+            answers[n] = repr(exc)
+
+    threads = [threading.Thread(target=use, args=(n,), name=f"test-first-use-{n}") for n in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert answers == {n: f"t{n}" for n in range(4)}
+    finally:
+        copy.close()
+
 def module_level_sampler(params: Any) -> Any:
     return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
 
