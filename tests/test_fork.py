@@ -283,6 +283,18 @@ def test_http_child_never_reuses_the_parents_connection_or_ends_its_session(mis:
         client.close()
 
 
+
+def test_a_process_ending_with_an_unclosed_http_client_exits(mis: Any) -> None:
+    """Found by the spawn-pool engine test: a spawn worker (or any script) ending with a module-level
+    HTTP client never closed hung for ever at interpreter exit (the close from __del__ started a
+    thread, which cannot start then)."""
+    server = mis(session=True)
+    code = (f"import mcpsync\nclient = mcpsync.connect({server.url()!r}, timeout=20)\n"
+            "print(client.call_tool('echo', {'text': 'x'}).text)\n")
+    done = subprocess.run([sys.executable, "-W", "ignore::ResourceWarning", "-c", code], capture_output=True,
+                          text=True, timeout=30, env=_env(), check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "x", done.stderr[-2000:]
+
 # -- pickling ------------------------------------------------------------------------------------
 
 
