@@ -281,6 +281,6 @@ def test_forked_workers_and_the_parent_hammer_one_client_at_once(tier: str) -> N
         load.check(total)
         assert client.transport.pid == server and client.transport.returncode is None
         child_calls = sum(b["calls"] for b in batches)
-        print(f"\n[stress fork {tier}] parent: {total} calls by {parent_threads} threads {dict(load.outcomes)}; "
+        print(f"\n[stress fork {tier}] parent: {total} calls by {parent_threads} threads {dict(load.outcomes)}, cancellations announced = received: {len(load.abandoned)}; "
               f"{len(batches)} forked tasks on {len({b['worker'] for b in batches})} workers: {child_calls} calls; "
               f"{(total + child_calls) / elapsed:.0f} calls/s in all over {elapsed:.1f}s")
