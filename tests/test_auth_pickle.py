@@ -22,6 +22,7 @@ import requests
 import mcpsync
 
 from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
+from .test_fork import helpers_stopped  # noqa: F401  (fixture)
 
 
 def approve(url: str) -> str:
@@ -167,3 +168,27 @@ def test_auth_and_store_locks_held_at_fork_cannot_deadlock_the_child(tmp_path: P
     assert store.load("k") == {"v": "child"}
     with store.transaction("k"):  # and the parent's own lock works as before
         pass
+
+
+def remote_echo(client: mcpsync.Client, text: str) -> Any:
+    """In a spawned worker: one call through the unpickled client, and whether its auth got a token."""
+    with client:
+        answer = client.call_tool("echo", {"text": text}).text
+        return answer, repr(client.transport.auth).endswith("token [redacted]>"), os.getpid()
+
+
+@pytest.mark.slow
+def test_an_oauth_client_sent_to_a_spawned_worker(stack: Any, tmp_path: Path, helpers_stopped: None) -> None:
+    """The whole path: a client whose OAuth logged in here, pickled to a spawn worker, which uses the
+    tokens from the shared file store (no login of its own)."""
+    import concurrent.futures
+    import multiprocessing
+
+    auth = mcpsync.OAuth(login=approve, store=mcpsync.FileTokenStore(tmp_path / "tokens.json"))
+    with stack.connect(auth) as client:
+        assert client.call_tool("echo", {"text": "here"}).text == "here"
+        logins = stack.authorization.count("authorize")
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            answer, had_token, worker = pool.submit(remote_echo, client, "there").result(60)
+    assert (answer, had_token) == ("there", True) and worker != os.getpid()
+    assert stack.authorization.count("authorize") == logins
