@@ -21,12 +21,13 @@ from tests.engines.common import demo_config, echo_through, manager_config, note
 
 
 def configure(app: Celery, folder: Path) -> None:
-    for name in ("queue", "processed", "results"):
+    for name in ("queue", "processed", "results", "control"):
         (folder / name).mkdir(parents=True, exist_ok=True)
     app.conf.update(
         broker_url="filesystem://",
         broker_transport_options={"data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"),
-                                  "processed_folder": str(folder / "processed"), "polling_interval": 0.05},
+                                  "processed_folder": str(folder / "processed"),
+                                  "control_folder": str(folder / "control"), "polling_interval": 0.05},
         result_backend=f"file://{folder / 'results'}",
         broker_connection_retry_on_startup=True,
         worker_max_tasks_per_child=3,
