@@ -8,6 +8,10 @@ abandoned after sending it is announced to the server exactly once: the
 request ids in the server's ``notifications/cancelled`` are the ids the engine
 abandoned, no more, no fewer. The client is still usable afterwards.
 
+With fork: a pool of forked workers, recycled as it goes (so forked off the client while the
+parent's threads are mid-call), hammers calls through the inherited client while the parent's
+threads run the same checks; every worker's answers are its own, from a server of its own.
+
 The fast tier makes a few thousand calls; ``-m soak`` makes 10,000 per thread.
 Run with ``-s`` to see the figures.
 """
