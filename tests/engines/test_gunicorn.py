@@ -71,7 +71,9 @@ def test_gunicorn_workers_answer_every_request_with_its_own_answer(
         engine_run: EngineRun, worker_class: str, preload: bool) -> None:
     sock = engine_run.folder / "gunicorn.sock"
     argv = python("-m", "gunicorn", "-c", "tests/engines/gunicorn_conf.py", "-b", f"unix:{sock}", "-w", "2",
-                  "-k", worker_class, "--threads", "3", "--max-requests", str(MAX_REQUESTS),
+                  # (--threads above 1 would turn sync workers into gthread ones: only for gthread)
+                  "-k", worker_class, *(["--threads", "3"] if worker_class == "gthread" else []),
+                  "--max-requests", str(MAX_REQUESTS),
                   "--max-requests-jitter", "0", "--graceful-timeout", "20", "--timeout", "60",
                   "--log-level", "warning", *(["--preload"] if preload else []), "tests.engines.wsgi_app:app")
     master = engine_run.start(argv, "gunicorn")
@@ -84,6 +86,7 @@ def test_gunicorn_workers_answer_every_request_with_its_own_answer(
     # Nothing lost or misrouted: each response is its own request's, by a worker of this run.
     assert [a.get("error") for a in answers] == [None] * REQUESTS, answers
     assert [(a["token"], a["answer"], a["status"]) for a in answers] == [(t, t, 200) for t in tokens]
+    assert {a["multithread"] for a in answers} == {worker_class == "gthread"}  # the worker class asked for
     workers = {a["worker"] for a in answers}
     assert len(workers) > 2, workers  # --max-requests recycled the workers
     imported = engine_run.notes("imported")

@@ -23,7 +23,9 @@ note("imported", server=client.transport.pid)
 def app(environ: dict, start_response: Callable[[str, List[Tuple[str, str]]], Any]) -> Iterable[bytes]:
     token = parse_qs(environ.get("QUERY_STRING", "")).get("token", [""])[0]
     try:
-        body = json.dumps(echo_through(client, token)).encode()
+        answer = echo_through(client, token)
+        answer["multithread"] = bool(environ.get("wsgi.multithread"))
+        body = json.dumps(answer).encode()
         status = "200 OK"
     except Exception as exc:  # reported to the test, which fails on it
         body = json.dumps({"token": token, "error": f"{type(exc).__name__}: {exc}", "worker": os.getpid()}).encode()
