@@ -164,7 +164,7 @@ class Manager:
         unpickled, its first use starts the servers if this manager was started."""
         with self._cond:
             servers = {name: server.config for name, server in self._servers.items()}
-            started = self._started and not self._closed
+            started = (self._started or self._pending is not None) and not self._closed  # a copy of a copy too
         for name, value in [("on_tools_changed", self.on_tools_changed), *self._client_options.items()]:
             require_picklable("manager", name, value)
         return (_unpickle, (type(self), self.config, self._settings, servers, started))
@@ -249,11 +249,12 @@ class Manager:
         with self._cond:
             self._check_open()
             self._started = True
-            self._pending = None
             started = [server for server in self._servers.values() if server.start_locked()]
-            wait_for(self._cond, lambda: not any(server.state == CONNECTING for server in started), startup_timeout)
+            # Also the servers other threads started: a first use from several threads waits for all.
+            wait_for(self._cond, lambda: not any(s.state == CONNECTING for s in self._servers.values()), startup_timeout)
             wait_for(self._cond, lambda: not required_starting(started, CONNECTING), None)
             failure = required_failure(started, (FAILED, CLOSED))
+            self._pending = None
             pending = [server for server in started if server.state == CONNECTING]
         if failure is not None:
             raise failure

@@ -283,6 +283,18 @@ def test_http_child_never_reuses_the_parents_connection_or_ends_its_session(mis:
         client.close()
 
 
+
+def test_a_process_ending_with_an_unclosed_http_client_exits(mis: Any) -> None:
+    """Found by the spawn-pool engine test: a spawn worker (or any script) ending with a module-level
+    HTTP client never closed hung for ever at interpreter exit (the close from __del__ started a
+    thread, which cannot start then)."""
+    server = mis(session=True)
+    code = (f"import mcpsync\nclient = mcpsync.connect({server.url()!r}, timeout=20)\n"
+            "print(client.call_tool('echo', {'text': 'x'}).text)\n")
+    done = subprocess.run([sys.executable, "-W", "ignore::ResourceWarning", "-c", code], capture_output=True,
+                          text=True, timeout=30, env=_env(), check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "x", done.stderr[-2000:]
+
 # -- pickling ------------------------------------------------------------------------------------
 
 
@@ -320,6 +332,34 @@ def test_manager_and_server_config_pickle(demo_manager: mcpsync.Manager) -> None
         copy.close()
 
 
+
+def test_unpickled_manager_first_used_by_several_threads_at_once(demo_manager: mcpsync.Manager) -> None:
+    """Found by the Dask engine test: a copy of an unpickled manager not yet used was unstarted, and
+    of several threads' first uses only the one that began the start waited for it (the others
+    found no tools: UnknownToolError)."""
+    import threading
+
+    copy = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(demo_manager))))  # a copy of a copy (Dask makes them)
+    barrier = threading.Barrier(4)
+    answers: Dict[int, Any] = {}
+
+    def use(n: int) -> None:
+        barrier.wait(10)
+        try:
+            answers[n] = copy.call_tool("mcp_demo_echo", {"text": f"t{n}"}).text
+        except Exception as exc:
+            answers[n] = repr(exc)
+
+    threads = [threading.Thread(target=use, args=(n,), name=f"test-first-use-{n}") for n in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert answers == {n: f"t{n}" for n in range(4)}
+    finally:
+        copy.close()
+
 def module_level_sampler(params: Any) -> Any:
     return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
 
@@ -349,9 +389,11 @@ def test_a_transport_without_settings_refuses_to_pickle() -> None:
         pickle.dumps(client)
 
 
-def test_oauth_without_pickle_support_is_named() -> None:
-    transport = mcpsync.StreamableHTTPTransport("http://127.0.0.1:9/mcp", auth=mcpsync.OAuth(client_id="x"))
-    with pytest.raises(TypeError, match="auth object OAuth"):
+def test_an_oauth_that_cannot_be_pickled_is_named() -> None:
+    """(OAuth pickles as its settings: tests/test_auth_pickle.py.)"""
+    auth = mcpsync.OAuth(client_id="x", login=lambda url: url)
+    transport = mcpsync.StreamableHTTPTransport("http://127.0.0.1:9/mcp", auth=auth)
+    with pytest.raises(TypeError, match="auth object OAuth cannot be pickled .*its login"):
         pickle.dumps(transport)
 
 

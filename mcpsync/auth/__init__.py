@@ -22,6 +22,7 @@ What is here, module by module: ``_challenge`` (WWW-Authenticate),
 ``_jwt`` (private_key_jwt, optional PyJWT), ``_dpop`` (DPoP keys, proofs
 and nonces, optional cryptography), ``_pkce``, ``_flow`` (the
 person's part: browser, paste, callable), ``_tokens`` (tokens and stores),
+``_pickling`` (pickled as settings, never tokens; new locks after fork),
 ``_bearer`` (the requests auth machinery), ``_oauth``, ``_client_credentials``,
 ``_workload`` and ``_enterprise`` (the public auth classes).
 

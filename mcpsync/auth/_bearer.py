@@ -33,6 +33,7 @@ from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 import requests
 import requests.auth
 
+from .. import _fork
 from ..exceptions import AuthError, MCPSyncError
 from ..transports._http_session import current_exchange
 from ._binding import IssuerBinding
@@ -41,6 +42,7 @@ from ._discovery import AuthServer, Discovery, discover
 from . import _dpop, _ssrf
 from ._dpop import Binding, DPoPKey, DPoPSetting, Nonces
 from ._fetch import Fetcher
+from ._pickling import ProcessLocal
 from ._grants import Signer, TokenEndpoint
 from ._registration import ClientIdentity
 from . import _tokens
@@ -55,8 +57,14 @@ log = logging.getLogger("mcpsync.auth")
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-class BearerAuth(requests.auth.AuthBase):
-    """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`."""
+class BearerAuth(ProcessLocal, requests.auth.AuthBase):
+    """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`.
+
+    Pickles as its settings, never its tokens (see ``_pickling``); new locks after fork.
+    """
+
+    _process_only = frozenset({"_lock", "_nonces", "_grant", "_persisted", "_loaded", "_discovery", "_dpop_key",
+                               "_issuer_rule"})
 
     def __init__(self, server_url: Optional[str], *, store: TokenStore, scopes: Optional[Sequence[str]],
                  verify: Any, http_timeout: float, max_authorizations: int, max_step_ups: Optional[int] = None,
@@ -66,7 +74,8 @@ class BearerAuth(requests.auth.AuthBase):
             raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
         IssuerBinding(issuer, None, "")  # a pinned issuer must be a safe URL (ValueError)
         self.issuer = issuer
-        self._issuer_rule: Optional[IssuerBinding] = None  # made on first use: subclasses set their secrets first
+        self._fresh_process_state()
+        _fork.watch(self, "_after_fork_in_child")
         self.server_url: Optional[str] = None
         self._probe_url: Optional[str] = None
         self.store = store
@@ -76,18 +85,27 @@ class BearerAuth(requests.auth.AuthBase):
         self.max_authorizations = max_authorizations
         if dpop is not False and dpop is not None:
             _dpop.require()
-        # made on first need (or the one stored with the tokens), unless the user supplied one
-        self._dpop_key: Optional[DPoPKey] = _dpop.supplied_key(dpop)
-        self._dpop_supplied = self._dpop_key is not None
+        # A key the user supplied is a setting (pickled with the others); one made on first need is not.
+        self._dpop_own_key: Optional[DPoPKey] = _dpop.supplied_key(dpop)
+        self._dpop_supplied = self._dpop_own_key is not None
         self.dpop = dpop is True or self._dpop_supplied
-        self._nonces = Nonces()
-        self._lock = threading.RLock()
+        self._dpop_key = self._dpop_own_key
+        if server_url is not None:
+            self._bind(server_url)
+
+    def _fresh_process_state(self) -> None:
+        self._after_fork_in_child()
+        self._issuer_rule: Optional[IssuerBinding] = None  # made on first use: subclasses set their secrets first
+        # made on first need (or the one stored with the tokens), unless the user supplied one
+        self._dpop_key: Optional[DPoPKey] = getattr(self, "_dpop_own_key", None)
         self._grant: Optional[Grant] = None
         self._persisted: Optional[Grant] = None  # the grant known to be the stored one (read or written as it is)
         self._loaded = False
         self._discovery: Optional[Discovery] = None
-        if server_url is not None:
-            self._bind(server_url)
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.RLock()
+        self._nonces = Nonces()
 
     def __repr__(self) -> str:
         grant = self._grant

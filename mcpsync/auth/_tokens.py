@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ContextManager, Dict, Iterator, Mapping, Optional, Union
 
+from .. import _fork
 from ..exceptions import AuthError
 
 __all__ = ["FileTokenStore", "MemoryTokenStore", "Token", "TokenStore", "client_key", "default_token_path",
@@ -206,14 +207,38 @@ class MemoryTokenStore(TokenStore):
 
     Thread-safe; values are copied in and out; :meth:`transaction` holds a
     lock of this store (reentrant), so ``replace`` is atomic.
+
+    Pickled (with an auth object or a client that uses it, for a worker process), it is empty
+    where it is unpickled: a pickle may be written to disk, logged or sent over a network, so
+    tokens go in it only when asked for. A forked child keeps a copy of what it holds.
+
+    Args:
+        pickle_tokens: put the tokens and registered clients in the pickle, so the worker
+            starts with them (and, for a person's login, needs none of its own). Treat such a
+            pickle as the secret it holds.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, pickle_tokens: bool = False) -> None:
+        self.pickle_tokens = pickle_tokens
         self._data: Dict[str, Dict[str, Any]] = {}
         self._lock = threading.RLock()
+        _fork.watch(self, "_after_fork_in_child")
 
     def __repr__(self) -> str:
-        return f"<MemoryTokenStore entries={len(self._data)}>"
+        return f"<MemoryTokenStore entries={len(self._data)}{' pickle_tokens' if self.pickle_tokens else ''}>"
+
+    def __getstate__(self) -> Dict[str, Any]:
+        with self._lock:
+            return {"pickle_tokens": self.pickle_tokens, "data": copy.deepcopy(self._data) if self.pickle_tokens else {}}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.pickle_tokens = bool(state.get("pickle_tokens"))
+        self._data = dict(state.get("data") or {})
+        self._lock = threading.RLock()
+        _fork.watch(self, "_after_fork_in_child")
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.RLock()  # a parent thread may have held it at the fork
 
     def load(self, key: str) -> Optional[Dict[str, Any]]:
         with self._lock:
@@ -285,11 +310,34 @@ class FileTokenStore(TokenStore):
 
     def __init__(self, path: Union[str, "os.PathLike[str]", None] = None) -> None:
         self.path = Path(path) if path is not None else default_token_path()
-        self._lock = threading.RLock()
-        self._depth = 0  # how deep the thread holding self._lock is in _exclusive (the flock is held while > 0)
+        self._lock_fd = -1
+        self._after_fork_in_child()
+        _fork.watch(self, "_after_fork_in_child")
 
     def __repr__(self) -> str:
         return f"<FileTokenStore {str(self.path)!r}>"
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickles as its path: a worker on this machine reads and writes the same file."""
+        return {"path": self.path}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.path = Path(state["path"])
+        self._lock_fd = -1
+        self._after_fork_in_child()
+        _fork.watch(self, "_after_fork_in_child")
+
+    def _after_fork_in_child(self) -> None:
+        """New locks; the child's copy of a lock file a parent thread held locked is closed (the lock stays
+        the parent's: it ends when that thread lets go, instead of when this child exits)."""
+        if self._lock_fd >= 0:
+            try:
+                os.close(self._lock_fd)
+            except OSError:
+                pass
+        self._lock_fd = -1
+        self._lock = threading.RLock()
+        self._depth = 0  # how deep the thread holding self._lock is in _exclusive (the flock is held while > 0)
 
     def load(self, key: str) -> Optional[Dict[str, Any]]:
         with self._lock:
@@ -425,6 +473,7 @@ class FileTokenStore(TokenStore):
                 except OSError as exc:
                     raise AuthError(f"Cannot lock the token file {self.path}: {exc.strerror or exc}",
                                     error="token_store") from exc
+            self._lock_fd = fd
             try:
                 if fcntl is not None:
                     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -432,5 +481,6 @@ class FileTokenStore(TokenStore):
                 yield
             finally:
                 self._depth = 0
+                self._lock_fd = -1
                 if fd >= 0:
                     os.close(fd)  # closing releases the lock

@@ -12,6 +12,7 @@ import abc
 import logging
 import os
 import re
+import sys
 import threading
 import warnings
 import weakref
@@ -456,8 +457,13 @@ def close_unclosed(obj: Any) -> None:
     """From ``__del__`` of something never closed: say so (ResourceWarning), then close it.
 
     Never raises: at interpreter exit much of the runtime may already be gone, and a
-    warning turned into an error must not stop the close.
+    warning turned into an error must not stop the close. Does nothing once the interpreter
+    is finalizing (module globals being cleared, after the at-exit hooks): no thread can
+    start then, and a close that starts one (the engine's) would wait for it for ever; the
+    process's exit lets go of what is left.
     """
+    if sys.is_finalizing():
+        return
     try:
         warnings.warn(f"unclosed {obj!r}; closing it now", ResourceWarning, stacklevel=3)
     except Exception:

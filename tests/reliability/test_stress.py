@@ -8,6 +8,10 @@ abandoned after sending it is announced to the server exactly once: the
 request ids in the server's ``notifications/cancelled`` are the ids the engine
 abandoned, no more, no fewer. The client is still usable afterwards.
 
+With fork: a pool of forked workers, recycled as it goes (so forked off the client while the
+parent's threads are mid-call), hammers calls through the inherited client while the parent's
+threads run the same checks; every worker's answers are its own, from a server of its own.
+
 The fast tier makes a few thousand calls; ``-m soak`` makes 10,000 per thread.
 Run with ``-s`` to see the figures.
 """
@@ -201,3 +205,86 @@ class WarningCounter(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+
+
+# -- fork: a pool of forked workers hammering calls while the parent does too ------------------------
+
+FORK_WORKERS = 3
+FORK_BATCHES = {"fast": 8, "soak": 60}  # tasks of the pool; workers are recycled every 2 (so forked anew)
+FORK_CALLS = {"fast": 25, "soak": 1000}  # calls per task, by FORK_THREADS threads of the worker
+FORK_THREADS = 4
+PARENT_CALLS = {"fast": 60, "soak": 3000}  # per parent thread (THREADS // 4 of them)
+
+#: The client the forked workers inherit (set before the pool forks them).
+_inherited: Optional[mcpsync.Client] = None
+
+
+def _forked_batch(batch: int, calls: int) -> Dict[str, Any]:
+    """In a forked worker: ``calls`` calls through the inherited client, from several threads at once;
+    what came back wrong, and which server answered."""
+    import os
+
+    client = _inherited
+    assert client is not None
+    wrong: List[str] = []
+    lock = threading.Lock()
+
+    def hammer(thread: int) -> None:
+        rng = random.Random(batch * 100 + thread)
+        for n in range(calls // FORK_THREADS):
+            tag = f"w{batch}-{thread}-{n}"
+            try:
+                text = client.call_tool("work", {"tag": tag, "delay_ms": rng.choice(DELAYS_MS[:6])}, timeout=30).text
+            except Exception as exc:
+                text = f"{type(exc).__name__}: {exc}"
+            if text != tag:
+                with lock:
+                    wrong.append(f"{tag}: {text!r}")
+
+    threads = [threading.Thread(target=hammer, args=(t,)) for t in range(FORK_THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    return {"wrong": wrong, "worker": os.getpid(), "server": client.transport.pid,
+            "calls": FORK_THREADS * (calls // FORK_THREADS)}
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_forked_workers_and_the_parent_hammer_one_client_at_once(tier: str) -> None:
+    """The parent's threads keep calling (with timeouts and cancels) while a fork pool, recycled as it
+    goes, forks workers off it mid-call: every worker's calls get their own answers from a server of
+    the worker's own, and the parent's load checks out exactly (its server saw only its requests)."""
+    import multiprocessing
+
+    global _inherited
+    with mcpsync.connect(hostile_stdio("stress"), timeout=30) as client:
+        server = client.transport.pid
+        load = Load(client, seed=3)
+        parent_threads = THREADS // 4
+        parent = threading.Thread(target=load.run, args=(parent_threads, PARENT_CALLS[tier]), name="test-parent-load")
+        _inherited = client
+        try:
+            started = time.monotonic()
+            parent.start()
+            with multiprocessing.get_context("fork").Pool(FORK_WORKERS, maxtasksperchild=2) as pool:
+                pending = pool.starmap_async(_forked_batch, [(b, FORK_CALLS[tier]) for b in range(FORK_BATCHES[tier])],
+                                             chunksize=1)
+                batches = pending.get(3000)
+                pool.close()
+                pool.join()
+            parent.join(3000)
+            elapsed = time.monotonic() - started
+        finally:
+            _inherited = None
+        assert not parent.is_alive()
+        assert [b["wrong"] for b in batches] == [[]] * len(batches)
+        assert server not in {b["server"] for b in batches}  # no worker used the parent's server
+        assert len({b["worker"] for b in batches}) >= len(batches) // 2  # recycled: forked anew mid-load
+        total = parent_threads * PARENT_CALLS[tier]
+        load.check(total)
+        assert client.transport.pid == server and client.transport.returncode is None
+        child_calls = sum(b["calls"] for b in batches)
+        print(f"\n[stress fork {tier}] parent: {total} calls by {parent_threads} threads {dict(load.outcomes)}, cancellations announced = received: {len(load.abandoned)}; "
+              f"{len(batches)} forked tasks on {len({b['worker'] for b in batches})} workers: {child_calls} calls; "
+              f"{(total + child_calls) / elapsed:.0f} calls/s in all over {elapsed:.1f}s")
