@@ -250,8 +250,8 @@ class Manager:
             self._check_open()
             self._started = True
             started = [server for server in self._servers.values() if server.start_locked()]
-            # Also the servers other threads started: a first use from several threads waits for all.
-            wait_for(self._cond, lambda: not any(s.state == CONNECTING for s in self._servers.values()), startup_timeout)
+            wait_for(self._cond, lambda: not any(s.state == CONNECTING for s in self._servers.values()),
+                     startup_timeout)
             wait_for(self._cond, lambda: not required_starting(started, CONNECTING), None)
             failure = required_failure(started, (FAILED, CLOSED))
             self._pending = None

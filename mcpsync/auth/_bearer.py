@@ -74,6 +74,12 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
             raise ValueError("max_authorizations must be at least 1 (the first authorization counts)")
         IssuerBinding(issuer, None, "")  # a pinned issuer must be a safe URL (ValueError)
         self.issuer = issuer
+        if dpop is not False and dpop is not None:
+            _dpop.require()
+        # A key the user supplied is a setting (pickled with the others); one made on first need is not.
+        self._dpop_own_key: Optional[DPoPKey] = _dpop.supplied_key(dpop)
+        self._dpop_supplied = self._dpop_own_key is not None
+        self.dpop = dpop is True or self._dpop_supplied
         self._fresh_process_state()
         _fork.watch(self, "_after_fork_in_child")
         self.server_url: Optional[str] = None
@@ -83,13 +89,6 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
         self.verify = verify
         self.http_timeout = http_timeout
         self.max_authorizations = max_authorizations
-        if dpop is not False and dpop is not None:
-            _dpop.require()
-        # A key the user supplied is a setting (pickled with the others); one made on first need is not.
-        self._dpop_own_key: Optional[DPoPKey] = _dpop.supplied_key(dpop)
-        self._dpop_supplied = self._dpop_own_key is not None
-        self.dpop = dpop is True or self._dpop_supplied
-        self._dpop_key = self._dpop_own_key
         if server_url is not None:
             self._bind(server_url)
 
@@ -97,7 +96,7 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
         self._after_fork_in_child()
         self._issuer_rule: Optional[IssuerBinding] = None  # made on first use: subclasses set their secrets first
         # made on first need (or the one stored with the tokens), unless the user supplied one
-        self._dpop_key: Optional[DPoPKey] = getattr(self, "_dpop_own_key", None)
+        self._dpop_key: Optional[DPoPKey] = self._dpop_own_key
         self._grant: Optional[Grant] = None
         self._persisted: Optional[Grant] = None  # the grant known to be the stored one (read or written as it is)
         self._loaded = False

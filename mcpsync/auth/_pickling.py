@@ -28,9 +28,10 @@ __all__ = ["ProcessLocal", "require_picklable"]
 
 #: How errors name the attributes that hold the user's settings (their constructor arguments).
 _NAMES = {"_login": "login", "_open_browser": "open_browser", "_private_key": "private_key",
-          "_secret": "client_secret", "_idp_secret": "idp_client_secret", "source": "token source"}
+          "_secret": "client_secret", "_idp_secret": "idp_client_secret", "source": "token source",
+          "_dpop_own_key": "DPoP key"}
 #: Settings whose value is a secret: errors show their type, never their repr.
-_SECRET = frozenset({"_private_key", "_secret", "_idp_secret", "client_secret"})
+_SECRET = frozenset({"_private_key", "_secret", "_idp_secret", "client_secret", "_dpop_own_key"})
 
 
 def require_picklable(owner: str, attribute: str, value: Any) -> None:
