@@ -88,7 +88,10 @@ class TransportClosed(TransportError):
     Attributes:
         returncode: the stdio server's exit status, when known.
         stderr_tail: the last lines the stdio server wrote to stderr.
+        unsent: True when no byte of the failed request was written (resending it cannot run it twice).
     """
+
+    unsent: bool = False
 
     def __init__(
         self,

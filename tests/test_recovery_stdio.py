@@ -44,5 +44,7 @@ def test_a_plain_client_says_the_pipe_broke() -> None:
     with mcpsync.connect([sys.executable, MISBEHAVING, "deaf"], protocol="legacy", timeout=20,
                          shutdown_timeout=0.5) as client:
         assert client.call_tool("deaf").text == "deaf"
-        with pytest.raises(mcpsync.TransportClosed):
+        with pytest.raises(mcpsync.TransportClosed, match="stopped reading its input") as caught:
             client.call_tool("echo", {"text": "after"})
+        assert caught.value.unsent  # nothing of it was written
+        assert not client.connected  # the server that reads nothing was ended, not left running

@@ -529,8 +529,9 @@ class _Ids:
 
 def _undelivered(error: BaseException, requests: int) -> bool:
     """Whether a call that failed with ``error`` after ``requests`` request ids provably reached no server:
-    closed before any request was made, or its only request's connection was refused (nothing was sent)."""
-    if isinstance(error, ConnectError):
+    closed before any request was made, or its only request's connection was refused or its pipe broken
+    before any byte of it was written (nothing was sent)."""
+    if isinstance(error, ConnectError) or (isinstance(error, TransportClosed) and error.unsent):
         return requests <= 1
     return requests == 0
 

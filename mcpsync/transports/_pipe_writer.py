@@ -237,14 +237,14 @@ class PipeWriter:
                     return 0
                 except OSError as exc:  # broken pipe: the server is gone
                     failure = exc
-        raise self._broken(failure) from failure
+        raise self._broken(failure, unsent=True) from failure  # nothing of this line was written
 
     def _finish(self, line: _Line, deadline: float, cancel: Optional[CancelToken]) -> None:
         """Send ``line`` (queued, or begun in the tail) by ``deadline``, then let go of the pipe."""
         try:
             out = self._pump(line, deadline, cancel)
         except _PipeGone as gone:
-            raise self._broken(gone.cause) from gone.cause
+            raise self._broken(gone.cause, unsent=not line.taken) from gone.cause
         finally:
             self._lock.release()
             # Even when this writer is leaving with an error (a Ctrl-C while it waited on the
@@ -432,10 +432,14 @@ class PipeWriter:
         with self._handover:
             self._flusher = None
 
-    def _broken(self, exc: BaseException) -> TransportClosed:
+    def _broken(self, exc: BaseException, unsent: bool = False) -> TransportClosed:
+        """The error for a write that failed with ``exc``; ``unsent``: no byte of the line reached the pipe."""
         explain = self._explain_break
         error = explain(exc) if explain is not None else None
-        return error if error is not None else TransportClosed(f"Transport closed: cannot write to the server: {exc}")
+        if error is None:
+            error = TransportClosed(f"Transport closed: cannot write to the server: {exc}")
+        error.unsent = unsent  # a new error for each write (the explanation is built anew each time)
+        return error
 
 
 def _gave_up(cancel: Optional[CancelToken]) -> Exception:

@@ -237,6 +237,10 @@ class StdioTransport(Transport):
         see it exit, so the error can carry the exit code and stderr tail."""
         if threading.current_thread() is not self._reader:
             self._released.wait(self.shutdown_timeout + 1.0)
+            if not self._engine.closed and self.connected:
+                # It runs but reads nothing (it closed its stdin): no request can reach it again,
+                # so the connection is lost, as if it had exited (a manager reconnects it).
+                self._lost(_StoppedReading(f"the server stopped reading its input ({exc}) but still runs"))
         return self._engine.closed_error() if self._engine.closed else None
 
     def _closed_error(self) -> TransportClosed:
@@ -271,7 +275,7 @@ def default_name(command: str, args: Sequence[str]) -> str:
 def _describe_exit(returncode: Optional[int], tail: List[str], cause: Optional[BaseException]) -> str:
     if cause is None:
         return "Transport closed"
-    if returncode is None:
+    if returncode is None or isinstance(cause, _StoppedReading):
         text = f"Transport closed: {cause}"
     elif returncode < 0:
         text = f"Transport closed: server process killed by signal {-returncode}"
@@ -294,6 +298,10 @@ class _suppress:
 
 class _EndOfStream(Exception):
     pass
+
+
+class _StoppedReading(_EndOfStream):
+    """The server closed its stdin while running: its exit status is ours (we ended it), not news."""
 
 
 _HELD_OPEN = "server process exited but its stdout is still held open"
