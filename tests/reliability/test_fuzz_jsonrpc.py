@@ -107,6 +107,13 @@ def named(message: Any, request_id: int) -> List[Dict[str, Any]]:
     return [m for m in items if isinstance(m, dict) and type(m.get("id")) is int and m["id"] == request_id]
 
 
+def parked() -> Any:
+    """A caller's wake-up lock as the engine hands it out: held until the answer releases it."""
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_engine_takes_any_message_sequence_and_never_misroutes_an_answer(tier: str, quiet: None) -> None:
     @PROPERTY_SETTINGS[tier]
@@ -115,7 +122,7 @@ def test_the_engine_takes_any_message_sequence_and_never_misroutes_an_answer(tie
         sent: List[Any] = []
         engine = Engine(CallWire(sent.append), name="fuzz")  # no handlers: requests are refused, on this thread
         engine.incoming.set_inline_handler("ping", lambda params: {})
-        waiters = {request_id: _Waiter("tools/call", None, False, threading.Event()) for request_id in (1, 2, 3)}
+        waiters = {request_id: _Waiter("tools/call", None, False, parked()) for request_id in (1, 2, 3)}
         engine._waiters.update(waiters)
         for message in sequence:
             try:
