@@ -23,7 +23,6 @@ the one that connected it:
 
 from __future__ import annotations
 
-import pickle
 import weakref
 from typing import Any, Callable, Dict, NamedTuple, Optional, cast
 
@@ -142,6 +141,8 @@ def require_picklable(owner: str, name: str, value: Any) -> None:
     """Raise TypeError naming ``name`` (an option of ``owner``) when ``value`` cannot be pickled."""
     if value is None:
         return
+    import pickle  # only while pickling: keeps `import mcpsync` light
+
     try:
         pickle.dumps(value)
     except Exception as exc:

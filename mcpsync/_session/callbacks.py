@@ -17,7 +17,6 @@ again. Thread-safe; no I/O.
 
 from __future__ import annotations
 
-import inspect
 import threading
 import types
 import weakref
@@ -53,6 +52,8 @@ def check_callback(callback: Any, role: str, params: str, *, optional: bool = Tr
         with _lock:
             if key in _fit.get(function, ()):
                 return
+    import inspect  # here, not at import: it costs `import mcpsync` about 5 ms
+
     try:
         signature = inspect.signature(callback)
     except (TypeError, ValueError):  # a builtin or C callable without a signature: trust it

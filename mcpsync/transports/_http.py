@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import math
-import pickle
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union
@@ -165,6 +164,8 @@ class HTTPTransportBase(Transport):
     def __reduce__(self) -> Any:
         """Pickles as its :meth:`settings`; an auth object that cannot be pickled is named in the TypeError."""
         if self.auth is not None:
+            import pickle  # only while pickling: keeps `import mcpsync` light
+
             try:
                 pickle.dumps(self.auth)
             except Exception as exc:

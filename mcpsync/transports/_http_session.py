@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
 from urllib.parse import urljoin
@@ -127,6 +126,8 @@ def _socket_of(conn: Any) -> Any:
 def _shutdown_socket(sock: Any) -> None:
     if sock is None:
         return
+    import socket  # only on an abort: keeps `import mcpsync` light
+
     try:
         if isinstance(sock, socket.socket):
             socket.socket.shutdown(sock, socket.SHUT_RDWR)  # also for TLS: skip SSLSocket's own bookkeeping
