@@ -1,8 +1,10 @@
 """OpenTelemetry trace context in each request's ``_meta`` (SEP-414), against servers that echo the ``_meta`` they read.
 
 The peers are ``tests/servers/era_scripted.py`` (``tools/call meta`` answers with the JSON of the
-request's ``_meta``) in a modern and a legacy mode. Spans come from a local SDK ``TracerProvider``,
-so no global OpenTelemetry state is touched.
+request's ``_meta``) in a modern and a legacy mode, and, for the connect's own requests, the
+official SDK's both-eras server over HTTP behind an ASGI wrapper that records every JSON-RPC
+request body it is sent. Spans come from a local SDK ``TracerProvider``, so no global
+OpenTelemetry state is touched.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 import mcpsync
 
 from .conftest import server_argv
+from .http_fixtures import UvicornThread, era_sdk_server
 
 trace = pytest.importorskip("opentelemetry.trace")
 baggage = pytest.importorskip("opentelemetry.baggage")
@@ -85,3 +88,85 @@ def test_import_mcpsync_loads_no_opentelemetry_and_a_call_without_it_loaded_adds
             "print(before, [m for m in sys.modules if m.startswith('opentelemetry')], added)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)
     assert out.stdout.strip() == "[] [] {'a': 1}"
+
+
+class Recorder:
+    """ASGI wrapper: keeps the ``(method, params)`` of every JSON-RPC request POSTed to the app."""
+
+    def __init__(self, app):
+        self.app = app
+        self.received = []
+
+    async def __call__(self, scope, receive, send):
+        if scope.get("type") != "http" or scope.get("method") != "POST":
+            return await self.app(scope, receive, send)
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            decoded = None
+        for item in decoded if isinstance(decoded, list) else [decoded]:
+            if isinstance(item, dict) and "method" in item and "id" in item:
+                self.received.append((item["method"], item.get("params") or {}))
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    def first(self, method):
+        return next(params for name, params in self.received if name == method)
+
+
+@pytest.fixture(scope="module")
+def recorded_servers():
+    """A dual-era and a legacy-only SDK server, each behind a Recorder; started before the leak snapshot."""
+    served = {}
+    for mode, options in {"dual": {"json_response": True}, "legacy": {"legacy_only": True}}.items():
+        recorder = Recorder(era_sdk_server.make_app(**options))
+        served[mode] = (recorder, UvicornThread(recorder, name=f"recorded-{mode}").start())
+    yield served
+    for _, thread in served.values():
+        thread.stop()
+
+
+@pytest.mark.parametrize("mode", ["dual", "legacy"])
+def test_the_connects_own_requests_carry_the_active_span(tracer, recorded_servers, mode):
+    recorder, served = recorded_servers[mode]
+    recorder.received.clear()
+    with tracer.start_as_current_span("connect") as span:
+        with mcpsync.connect(served.url("/mcp"), timeout=10) as client:
+            era = client.era
+    served.wait_idle()
+    traceparent = f"00-{ids(span)}-{span.get_span_context().trace_flags:02x}"
+    discover = recorder.first("server/discover")  # the first request of both: the modern handshake or the probe
+    assert discover["_meta"]["traceparent"] == traceparent
+    assert discover["_meta"][META_VERSION] == "2026-07-28"  # the reserved envelope keys are kept beside it
+    if mode == "legacy":
+        assert era == "legacy"
+        initialize = recorder.first("initialize")
+        assert initialize["_meta"] == {"traceparent": traceparent}
+        assert initialize["protocolVersion"] == "2025-11-25" and initialize["clientInfo"]["name"]
+    else:
+        assert era == "modern"
+        assert [name for name, _ in recorder.received if name == "initialize"] == []
+
+
+def test_a_connect_outside_any_span_sends_no_trace_context(recorded_servers):
+    recorder, served = recorded_servers["legacy"]
+    recorder.received.clear()
+    with mcpsync.connect(served.url("/mcp"), timeout=10):
+        pass
+    served.wait_idle()
+    assert "traceparent" not in recorder.first("server/discover")["_meta"]
+    assert "_meta" not in recorder.first("initialize")

@@ -13,6 +13,12 @@ Neither ``initialize`` nor ``server/discover`` is ever cancelled on the wire
 the probe may reach a legacy server that should not get a stray cancellation before
 its handshake.
 
+Both carry the calling thread's OpenTelemetry trace context in ``params._meta`` when a
+span is active (:mod:`mcpsync._session.tracing`; the 2025-11-25 schema gives
+``InitializeRequestParams`` a ``_meta`` like every request's), so a server's
+spans for the handshake (and for the era probe, which is ``server/discover``)
+join the connecting thread's trace like those of every later request.
+
 Every step of one connect shares one :class:`~mcpsync._rpc.options.Deadline`, so
 ``connect(timeout=)`` bounds the whole connect, a fallback to another transport
 (Streamable HTTP to legacy HTTP+SSE) included.
@@ -38,6 +44,7 @@ from . import era as _era
 from . import meta as _meta
 from .errors import UNSUPPORTED_VERSION, version_refused
 from .session import Session
+from .tracing import with_trace_context
 
 __all__ = ["Handshake"]
 
@@ -144,7 +151,7 @@ class Handshake:
         transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
-        result = transport.request("initialize", params, options=options)
+        result = transport.request("initialize", with_trace_context(params), options=options)
         self._accept_initialize(session, result, version if exact else None)
         transport.set_protocol_version(str(session.protocol_version))
         transport.notify("notifications/initialized")
@@ -168,7 +175,7 @@ class Handshake:
         transport.set_protocol_version(version)
         self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
-        result = transport.request("server/discover", params, options=options)
+        result = transport.request("server/discover", with_trace_context(params), options=options)
         if not isinstance(result, dict):
             raise ProtocolError("server/discover returned a non-object result")
         return result
