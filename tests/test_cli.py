@@ -300,7 +300,7 @@ def test_servers_shows_the_transport_really_used(_sdk_servers: Any, sh: Shell) -
         out = sh.run("servers", "--check", "--json", "--config", str(config))
         assert out.returncode == 0, out.stderr
         (row,) = json.loads(out.stdout)
-        assert (row["state"], row["type"], row["transport"]) == ("connected", "http", "sse")
+        assert (row["state"], row["type"], row["configured_type"], row["transport"]) == ("connected", "sse", "http", "sse")
         table = sh.run("servers", "--check", "--config", str(config))
         assert table.stdout.splitlines()[1].split()[:3] == ["old", "connected", "sse"]
     finally:

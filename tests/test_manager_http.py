@@ -27,6 +27,7 @@ def test_one_config_with_stdio_streamable_http_and_legacy_sse_servers(_sdk_serve
             assert {name: (s.state, s.type) for name, s in status.items()} == {
                 "local": ("connected", "stdio"), "web": ("connected", "http"), "old": ("connected", "sse"),
                 "guess": ("connected", "http")}
+            assert {s.configured_type for s in status.values()} == {"stdio", "http", "sse"}
             for name in ("web", "old", "guess"):
                 assert manager.call_tool(f"mcp_{name}_echo", {"text": name}).text == name
             assert manager.call_tool("mcp_local_echo", {"text": "local"}).text == "local"
@@ -34,6 +35,28 @@ def test_one_config_with_stdio_streamable_http_and_legacy_sse_servers(_sdk_serve
             assert manager.call_tool("mcp_web_add", {"a": 1, "b": 1}).structured_content == {"result": 2.0}
     finally:
         streamable.served.wait_idle()
+        legacy.served.wait_idle()
+
+
+def test_status_type_is_the_transport_really_used_after_a_fallback_to_legacy_sse(_sdk_servers: Any,
+                                                                                  tmp_path: Path) -> None:
+    legacy = _sdk_servers("legacy-sse")  # knows only the legacy HTTP+SSE transport
+    config = {"mcpServers": {"fell": {"url": legacy.url}, "asked": {"type": "http", "url": legacy.url}}}
+    try:
+        manager = Manager(config, cache=False)  # nothing started before the with block
+        before = manager.server_status("fell")
+        assert (before.state, before.type, before.configured_type) == ("idle", "http", "http")  # what was asked
+        with manager:
+            assert manager.wait(30)
+            status = manager.status()
+            assert (status["fell"].state, status["fell"].type, status["fell"].configured_type) == (
+                "connected", "sse", "http")
+            assert status["fell"].to_dict()["configured_type"] == "http"
+            assert manager.call_tool("mcp_fell_echo", {"text": "via sse"}).text == "via sse"
+            assert manager.reconnect("fell").type == "sse"  # the new connection fell back again
+            # An explicit "http" offers no fallback: it fails, and says the type it tried.
+            assert (status["asked"].state, status["asked"].type) == ("failed", "http")
+    finally:
         legacy.served.wait_idle()
 
 

@@ -32,6 +32,7 @@ from ..exceptions import (
     CapabilityError, ConfigError, ConnectError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
 )
 from ..transports import create_transport
+from ..transports.base import Transport
 from ..transports.streamable_http import StreamableHTTPTransport
 from ..types import Tool
 from .policy import StartupWindow, disabled_error
@@ -91,13 +92,18 @@ class ServerStatus:
             ``reconnecting``, ``closed``, ``untrusted`` (from a project file the
             user has not trusted: never started; ``last_error`` says what to do), or
             ``disabled`` (``"enabled": false`` in its config: never started).
-        type: ``stdio``, ``http`` or ``sse`` (``unknown`` for an invalid config).
+        type: the transport in use: ``stdio``, ``http`` (Streamable HTTP) or ``sse``
+            (legacy HTTP+SSE, also after a Streamable HTTP connect fell back to it). Before
+            the first connection it is the configured type (``unknown`` for an invalid
+            config); while reconnecting, the transport the last connection used.
         source: the config file the server came from.
         tools: how many tools it currently contributes.
         last_error: the text of its last error (connect failure, lost connection), if any.
         last_error_at, connected_at, since: wall-clock times (``time.time()``) of the
             last error, the last successful connect, and the last state change.
         reconnects: how many times it has been reconnected.
+        configured_type: the ``type`` the config asks for (``http`` for a ``url`` without
+            one), whatever the connection ended up using.
     """
 
     name: str
@@ -110,6 +116,7 @@ class ServerStatus:
     connected_at: Optional[float] = None
     since: float = 0.0
     reconnects: int = 0
+    configured_type: str = ""
 
     @property
     def connected(self) -> bool:
@@ -120,7 +127,8 @@ class ServerStatus:
         """A JSON-ready dict of every field."""
         return {"name": self.name, "state": self.state, "type": self.type, "source": self.source,
                 "tools": self.tools, "last_error": self.last_error, "last_error_at": self.last_error_at,
-                "connected_at": self.connected_at, "since": self.since, "reconnects": self.reconnects}
+                "connected_at": self.connected_at, "since": self.since, "reconnects": self.reconnects,
+                "configured_type": self.configured_type}
 
 
 @dataclass(frozen=True)
@@ -184,6 +192,7 @@ class ManagedServer:
         self.attempt: Optional[Client] = None
         self.dead: List[Client] = []  # lost connections not yet released (see release())
         self.generation = 0
+        self.transport_kind: Optional[str] = None  # what the last connection really used ("sse" after a fallback)
         self.waiting_since = time.monotonic()  # when the current connection attempt (or its wait) began
         self._burst: Deque[float] = collections.deque()
         self._failures = 0
@@ -208,8 +217,9 @@ class ManagedServer:
 
     def status_locked(self, tools: int) -> ServerStatus:
         config = self.config
+        configured = config.type if config is not None else "unknown"
         return ServerStatus(
-            name=self.name, state=self.state, type=config.type if config is not None else "unknown",
+            name=self.name, state=self.state, type=self.transport_kind or configured, configured_type=configured,
             source=config.source if config is not None else getattr(self.last_exc, "path", None) or "<dict>",
             tools=tools, last_error=self.last_error, last_error_at=self.last_error_at,
             connected_at=self.connected_at, since=self.since, reconnects=self.reconnects,
@@ -343,6 +353,7 @@ class ManagedServer:
                 if self.state == RECONNECTING:
                     self.reconnects += 1
                 self.client = client
+                self.transport_kind = config_type(client.transport)
                 self.connected_at = time.time()
                 self._failures = 0
                 self.reason = None
@@ -547,6 +558,11 @@ def _list_changed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Cli
     server, client = me(), client_ref()
     if server is not None and client is not None:
         server.host.submit(server.refresh_job, client)
+
+
+def config_type(transport: Transport) -> str:
+    """The config ``type`` that names ``transport``'s kind: ``stdio``, ``http`` or ``sse`` (another kind as is)."""
+    return "http" if transport.kind == "streamable-http" else transport.kind
 
 
 def _engine_closed(client: Client) -> bool:

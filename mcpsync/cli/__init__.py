@@ -270,7 +270,7 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
     """The status table; exits with the first failed server's code (0 when none failed)."""
     rows = [status.to_dict() for status in manager.status().values()]
     for row in rows:
-        row["transport"] = _transport_used(manager, row) or row["type"]
+        row["transport"] = row["type"]  # the name this JSON had before ServerStatus.type said it too
     if args.json:
         out.print_json(rows)
     else:
@@ -285,22 +285,6 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
                 return out.exit_code(exc.__cause__ if exc.__cause__ is not None else exc)
             return out.EXIT_CONNECT
     return out.EXIT_OK
-
-
-def _transport_used(manager: Any, row: Dict[str, Any]) -> Optional[str]:
-    """The transport a connected server really uses (``sse`` after a fallback from Streamable HTTP)."""
-    if row["state"] != "connected":
-        return None
-    try:
-        transport = manager.client(row["name"], timeout=0).transport
-    except MCPSyncError:
-        return None
-    from ..transports import SSETransport, StdioTransport, StreamableHTTPTransport
-
-    for kind, name in ((SSETransport, "sse"), (StreamableHTTPTransport, "http"), (StdioTransport, "stdio")):
-        if isinstance(transport, kind):
-            return name
-    return None
 
 
 def _trust(args: argparse.Namespace) -> int:
