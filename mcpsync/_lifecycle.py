@@ -81,6 +81,7 @@ def build(client: Any, transport: Transport, log_level: Optional[str], router: N
     handshake.after_renewal(streams.restore)
     tools = ToolBook(transport.name)
     lists = Lists(session, tools)
+    handshake.on_renewed(lists.cache.invalidate)  # the cached lists were the old session's
     inbound = Inbound(client, session, router, subs, lists.cache)
     return Parts(handshake, session, router, subs, streams, lists, inbound, ToolCalls(session, tools, lists),
                  Skills(session, lists))

@@ -277,6 +277,13 @@ class Client:
             self._streams.handler_added(method)
         return remove
 
+    def on_session_renewed(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` each time an expired (legacy, HTTP) session is started again in place: a new
+        ``initialize``, maybe a restarted server with other tools, so cached lists are dropped. It runs on the
+        thread whose call found the session expired, before that call is sent again: keep it quick.
+        Returns a function that removes it. Safe from any thread."""
+        return self._handshake.on_renewed(callback)
+
     def set_roots(self, roots: Optional[RootsSource]) -> None:
         """Replace the roots offered to the server.
 
@@ -556,15 +563,7 @@ class Client:
         Legacy servers get ``logging/setLevel``; modern ones have no such
         request: the level goes in the ``_meta`` of every later request.
         """
-        if level not in LOG_LEVELS:
-            raise ValueError(f"Unknown log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
-        session = self._session
-        if session.modern:
-            session.log_level = level
-            return
-        session.require("logging", what="set the log level")
-        session.call("logging/setLevel", {"level": level}, call_options(timeout, cancel))
-        session.log_level = level  # restored if an HTTP session has to be renewed
+        self._streams.set_log_level(level, call_options(timeout, cancel))  # kept for a renewed session
 
 def _unpickle(cls: Any, transport: Transport, options: Dict[str, Any]) -> Client:
     client: Client = cls(transport, **options)

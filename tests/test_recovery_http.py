@@ -24,6 +24,7 @@ from .conftest import until
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 
 import era_sdk_server  # noqa: E402
+import ts_session_http  # noqa: E402
 from ts_session_http import SessionServer  # noqa: E402
 
 #: Quick and patient: a restart in a test takes well under the burst limit.
@@ -131,6 +132,33 @@ def test_a_client_recovers_from_an_sdk_server_restart(restartable: Callable[...,
         assert client.call_tool("echo", {"text": "after"}).text == "after"
 
 
+def other_tools(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next SessionServer started (the "restarted" one) lists echo, tick and fresh: no more bad."""
+    tools = [{"name": name, "description": name, "inputSchema": {"type": "object"}} for name in ("echo", "tick", "fresh")]
+    monkeypatch.setattr(ts_session_http, "TOOLS", tools)
+
+
+def test_a_renewed_session_drops_the_cached_lists_and_tells_the_callbacks(
+        restartable: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    first = restartable("ts")
+    renewed: List[str] = []
+    with mcpsync.Client(StreamableHTTPTransport(first.url())) as client:
+        remove = client.on_session_renewed(lambda: renewed.append(threading.current_thread().name))
+        client.on_session_renewed(lambda: 1 / 0)  # one that raises is logged; the renewal goes on
+        assert [tool.name for tool in client.list_tools()] == ["echo", "bad", "tick"]
+        first.stop()
+        other_tools(monkeypatch)
+        second = restartable("ts", first.port)
+        assert client.call_tool("echo", {"text": "after"}).text == "after"
+        assert renewed == [threading.current_thread().name]  # told on the thread that renewed it
+        assert [tool.name for tool in client.list_tools()] == ["echo", "tick", "fresh"]  # not the old session's
+        remove()
+        second.stop()
+        restartable("ts", first.port)
+        assert client.call_tool("echo", {"text": "again"}).text == "again"
+        assert len(renewed) == 1  # removed: not told of the second renewal
+
+
 # -- a Manager ---------------------------------------------------------------------------------------
 
 
@@ -205,3 +233,24 @@ def test_a_managed_server_whose_listener_stream_finds_it_gone_is_reconnecting_wi
         assert manager.wait_until(state_is("web", "connected"), 30)
         assert manager.call_tool("mcp_web_echo", {"text": "back"}).text == "back"
         assert manager.server_status("web").reconnects >= 1
+
+
+def test_a_managed_server_restarted_with_other_tools_shows_them_after_the_next_call(
+        restartable: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    first = restartable("ts")
+    config = {"mcpServers": {"web": {"url": first.url()}}}
+
+    def names() -> List[str]:
+        return sorted(tool.qualified_name for tool in manager.tools())
+
+    with Manager(config, cache=False, reconnect=PATIENT) as manager:
+        assert names() == ["mcp_web_bad", "mcp_web_echo", "mcp_web_tick"]
+        first.stop()
+        other_tools(monkeypatch)
+        second = restartable("ts", first.port)
+        assert manager.call_tool("mcp_web_echo", {"text": "after"}).text == "after"  # a new session, in place
+        until(lambda: names() == ["mcp_web_echo", "mcp_web_fresh", "mcp_web_tick"])
+        assert manager.tool("mcp_web_fresh").name == "fresh"
+        assert second.methods().count("tools/list") == 1
+        status = manager.server_status("web")
+        assert (status.state, status.reconnects, status.tools) == ("connected", 0, 3)  # no reconnect was needed

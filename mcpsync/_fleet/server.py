@@ -331,6 +331,7 @@ class ManagedServer:
         me = weakref.ref(self)
         client_ref = weakref.ref(client)
         client.on_notification("notifications/tools/list_changed", lambda _params: _list_changed(me, client_ref))
+        client.on_session_renewed(lambda: _list_changed(me, client_ref))  # a restarted server: maybe other tools
         with self.host.cond:
             if generation != self.generation or self.state == CLOSED:
                 return  # superseded before anything was opened: nothing to release
@@ -555,6 +556,7 @@ def _closed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]")
 
 
 def _list_changed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]") -> None:
+    """The server's tools may have changed (``list_changed``, a renewed session): refresh them on a manager thread."""
     server, client = me(), client_ref()
     if server is not None and client is not None:
         server.host.submit(server.refresh_job, client)

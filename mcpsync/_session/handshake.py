@@ -23,15 +23,22 @@ Every step of one connect shares one :class:`~mcpsync._rpc.options.Deadline`, so
 ``connect(timeout=)`` bounds the whole connect, a fallback to another transport
 (Streamable HTTP to legacy HTTP+SSE) included.
 
+After a renewal, the callbacks given to :meth:`Handshake.on_renewed` are told (the
+client drops its cached lists there, a Manager refreshes the server's tools): a new
+session may be a restarted server with other tools, resources and prompts.
+
 Threads: :meth:`Handshake.run` runs on the connecting thread only (the client's
 connect lock is held); :meth:`Handshake.renew` under the session's renew lock.
 Both block until the server answered, the deadline passed or the connection closed.
+:meth:`Handshake.on_renewed` is safe from any thread.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import weakref
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, List, Mapping, Optional
 
 from .._rpc.jsonrpc import INTERNAL_ERROR, JSONObject
 from .._rpc.options import CallOptions, Deadline
@@ -48,6 +55,8 @@ from .tracing import with_trace_context
 
 __all__ = ["Handshake"]
 
+log = logging.getLogger("mcpsync.client")
+
 #: ``restore(options)``: after a renewal, ask the new session for what the old one had.
 Restore = Callable[[CallOptions], None]
 
@@ -62,12 +71,30 @@ class Handshake:
     def __init__(self, *, client_info: Mapping[str, Any]) -> None:
         self.client_info = client_info
         self._restore: Optional["weakref.WeakMethod[Restore]"] = None
+        self._renewed: List[Callable[[], None]] = []  # on_renewed() callbacks, copied on write
+        self._lock = threading.Lock()
         self._asked = ""  # the version the last initialize or server/discover asked for (for errors)
 
     def after_renewal(self, restore: Restore) -> None:
         """Call the bound method ``restore(options)`` after each renewed ``initialize`` (to subscribe
         again, set the log level again...). Held weakly: its object is the caller's to keep."""
         self._restore = weakref.WeakMethod(restore)
+
+    def on_renewed(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` after each renewal (after ``restore``); returns a function that removes it.
+
+        It runs on the thread that renewed the session, before its request is sent
+        again, so it must be quick and must not wait for a request of this client
+        (a Manager only schedules its refresh). One that raises is logged.
+        """
+        with self._lock:
+            self._renewed = [*self._renewed, callback]
+
+        def remove() -> None:
+            with self._lock:
+                self._renewed = [known for known in self._renewed if known is not callback]
+
+        return remove
 
     def connect(self, session: Session, prepare: Callable[[Transport], None], protocol: str, probe_timeout: float,
                 deadline: Deadline, budget: Optional[float]) -> Deadline:
@@ -207,6 +234,11 @@ class Handshake:
         restore = self._restore() if self._restore is not None else None
         if restore is not None:
             restore(CallOptions(timeout=options.timeout, deadline=options.deadline))
+        for callback in self._renewed:  # a snapshot: the list is replaced, never changed
+            try:
+                callback()
+            except Exception:
+                log.exception("[%s] A callback for the renewed session raised", session.name)
 
 
 def _after_login(deadline: Deadline, transport: Transport) -> Deadline:
