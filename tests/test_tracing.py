@@ -145,7 +145,7 @@ def test_the_connects_own_requests_carry_the_active_span(tracer, recorded_server
     recorder, served = recorded_servers[mode]
     recorder.received.clear()
     with tracer.start_as_current_span("connect") as span:
-        with mcpsync.connect(served.url("/mcp"), timeout=10) as client:
+        with mcpsync.connect(served.url("/mcp"), timeout=10, log_level="info") as client:
             era = client.era
     served.wait_idle()
     traceparent = f"00-{ids(span)}-{span.get_span_context().trace_flags:02x}"
@@ -157,6 +157,8 @@ def test_the_connects_own_requests_carry_the_active_span(tracer, recorded_server
         initialize = recorder.first("initialize")
         assert initialize["_meta"] == {"traceparent": traceparent}
         assert initialize["protocolVersion"] == "2025-11-25" and initialize["clientInfo"]["name"]
+        # The connect's own legacy requests after the handshake go on the transport directly: traced too.
+        assert recorder.first("logging/setLevel") == {"level": "info", "_meta": {"traceparent": traceparent}}
     else:
         assert era == "modern"
         assert [name for name, _ in recorder.received if name == "initialize"] == []
