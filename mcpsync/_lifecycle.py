@@ -82,6 +82,7 @@ def build(client: Any, transport: Transport, log_level: Optional[str], router: N
     tools = ToolBook(transport.name)
     lists = Lists(session, tools)
     handshake.on_renewed(lists.cache.invalidate)  # the cached lists were the old session's
+    handshake.on_renewed(router.renewed)  # then the user's on_session_renewed callbacks
     inbound = Inbound(client, session, router, subs, lists.cache)
     return Parts(handshake, session, router, subs, streams, lists, inbound, ToolCalls(session, tools, lists),
                  Skills(session, lists))

@@ -281,8 +281,8 @@ class Client:
         """Call ``callback()`` each time an expired (legacy, HTTP) session is started again in place: a new
         ``initialize``, maybe a restarted server with other tools, so cached lists are dropped. It runs on the
         thread whose call found the session expired, before that call is sent again: keep it quick.
-        Returns a function that removes it. Safe from any thread."""
-        return self._handshake.on_renewed(callback)
+        Returns a function that removes it; kept, as handlers are, in a forked child. Safe from any thread."""
+        return self._router.add_renewal(callback)
 
     def set_roots(self, roots: Optional[RootsSource]) -> None:
         """Replace the roots offered to the server.

@@ -134,7 +134,8 @@ def test_a_client_recovers_from_an_sdk_server_restart(restartable: Callable[...,
 
 def other_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     """The next SessionServer started (the "restarted" one) lists echo, tick and fresh: no more bad."""
-    tools = [{"name": name, "description": name, "inputSchema": {"type": "object"}} for name in ("echo", "tick", "fresh")]
+    names = ("echo", "tick", "fresh")
+    tools = [{"name": name, "description": name, "inputSchema": {"type": "object"}} for name in names]
     monkeypatch.setattr(ts_session_http, "TOOLS", tools)
 
 
@@ -145,6 +146,8 @@ def test_a_renewed_session_drops_the_cached_lists_and_tells_the_callbacks(
     with mcpsync.Client(StreamableHTTPTransport(first.url())) as client:
         remove = client.on_session_renewed(lambda: renewed.append(threading.current_thread().name))
         client.on_session_renewed(lambda: 1 / 0)  # one that raises is logged; the renewal goes on
+        with pytest.raises(TypeError, match=r"called as callback\(\)"):
+            client.on_session_renewed(lambda params: None)  # refused where it is given, not when called
         assert [tool.name for tool in client.list_tools()] == ["echo", "bad", "tick"]
         first.stop()
         other_tools(monkeypatch)

@@ -24,19 +24,18 @@ Every step of one connect shares one :class:`~mcpsync._rpc.options.Deadline`, so
 (Streamable HTTP to legacy HTTP+SSE) included.
 
 After a renewal, the callbacks given to :meth:`Handshake.on_renewed` are told (the
-client drops its cached lists there, a Manager refreshes the server's tools): a new
-session may be a restarted server with other tools, resources and prompts.
+client drops its cached lists, then calls the user's ``on_session_renewed`` callbacks,
+a Manager's tool refresh among them): a new session may be a restarted server with
+other tools, resources and prompts.
 
 Threads: :meth:`Handshake.run` runs on the connecting thread only (the client's
 connect lock is held); :meth:`Handshake.renew` under the session's renew lock.
 Both block until the server answered, the deadline passed or the connection closed.
-:meth:`Handshake.on_renewed` is safe from any thread.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
@@ -71,8 +70,7 @@ class Handshake:
     def __init__(self, *, client_info: Mapping[str, Any]) -> None:
         self.client_info = client_info
         self._restore: Optional["weakref.WeakMethod[Restore]"] = None
-        self._renewed: List[Callable[[], None]] = []  # on_renewed() callbacks, copied on write
-        self._lock = threading.Lock()
+        self._renewed: List[Callable[[], None]] = []  # on_renewed() callbacks, fixed once built
         self._asked = ""  # the version the last initialize or server/discover asked for (for errors)
 
     def after_renewal(self, restore: Restore) -> None:
@@ -80,21 +78,15 @@ class Handshake:
         again, set the log level again...). Held weakly: its object is the caller's to keep."""
         self._restore = weakref.WeakMethod(restore)
 
-    def on_renewed(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback()`` after each renewal (after ``restore``); returns a function that removes it.
+    def on_renewed(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after each renewal (after ``restore``), in the order given. Wired when the
+        client's parts are built, before any thread can renew.
 
         It runs on the thread that renewed the session, before its request is sent
         again, so it must be quick and must not wait for a request of this client
         (a Manager only schedules its refresh). One that raises is logged.
         """
-        with self._lock:
-            self._renewed = [*self._renewed, callback]
-
-        def remove() -> None:
-            with self._lock:
-                self._renewed = [known for known in self._renewed if known is not callback]
-
-        return remove
+        self._renewed.append(callback)
 
     def connect(self, session: Session, prepare: Callable[[Transport], None], protocol: str, probe_timeout: float,
                 deadline: Deadline, budget: Optional[float]) -> Deadline:
@@ -234,7 +226,7 @@ class Handshake:
         restore = self._restore() if self._restore is not None else None
         if restore is not None:
             restore(CallOptions(timeout=options.timeout, deadline=options.deadline))
-        for callback in self._renewed:  # a snapshot: the list is replaced, never changed
+        for callback in self._renewed:
             try:
                 callback()
             except Exception:

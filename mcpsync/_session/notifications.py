@@ -10,6 +10,10 @@ delivers each notification, in arrival order, on the transport's dispatcher thre
 
 A handler that raises is logged; it never stops the others or the dispatcher.
 
+The router also keeps the ``Client.on_session_renewed`` callbacks: they are the
+user's, kept with the handlers in a forked child, and called by :meth:`NotificationRouter.renewed`
+(wired to the handshake's renewal by :mod:`mcpsync._lifecycle`).
+
 Threads: handlers may be added and removed from any thread at once, including from
 a handler; delivery works on a snapshot, so a change applies from the next
 notification on. :meth:`NotificationRouter.add` and :meth:`NotificationRouter.go_live`
@@ -52,17 +56,19 @@ class NotificationRouter:
     """One client's notification handlers and their delivery. Thread-safe."""
 
     def __init__(self, name: str, server_log: logging.Logger,
-                 handlers: Optional[Dict[str, List[NotificationHandler]]] = None) -> None:
+                 handlers: Optional[Dict[str, List[NotificationHandler]]] = None,
+                 renewal: Optional[List[Callable[[], None]]] = None) -> None:
         self._name = name
         self._server_log = server_log
         self._lock = threading.Lock()
         self._handlers: Dict[str, List[NotificationHandler]] = handlers or {}
+        self._renewal: List[Callable[[], None]] = renewal or []  # on_session_renewed(), copied on write
         self._live = False
 
     def inherited(self) -> "NotificationRouter":
         """In a forked child: a new router with this one's handlers (its lock may be held by a
         thread that does not exist there, so it is not taken; nothing else runs during the fork hook)."""
-        return NotificationRouter(self._name, self._server_log, dict(self._handlers))
+        return NotificationRouter(self._name, self._server_log, dict(self._handlers), list(self._renewal))
 
     def __bool__(self) -> bool:
         with self._lock:
@@ -92,6 +98,30 @@ class NotificationRouter:
                     self._handlers[method] = kept
 
         return remove, live
+
+    def add_renewal(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Register ``callback()`` for each renewed session; returns its remover.
+
+        Raises:
+            TypeError: ``callback`` cannot be called without arguments.
+        """
+        check_callback(callback, "the on_session_renewed callback", "()", optional=False, called="callback")
+        with self._lock:
+            self._renewal = [*self._renewal, callback]
+
+        def remove() -> None:
+            with self._lock:
+                self._renewal = [known for known in self._renewal if known is not callback]
+
+        return remove
+
+    def renewed(self) -> None:
+        """The session was renewed: call every ``on_session_renewed`` callback (one that raises is logged)."""
+        for callback in self._renewal:  # a snapshot: the list is replaced, never changed
+            try:
+                callback()
+            except Exception:
+                log.exception("[%s] An on_session_renewed callback raised", self._name)
 
     def go_live(self) -> Set[str]:
         """The connect is done: returns the methods that have handlers now (later ones are told by add())."""
