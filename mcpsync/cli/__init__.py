@@ -270,7 +270,7 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
     """The status table; exits with the first failed server's code (0 when none failed)."""
     rows = [status.to_dict() for status in manager.status().values()]
     for row in rows:
-        row["transport"] = row["type"]  # the name this JSON had before ServerStatus.type said it too
+        row["transport"] = row["type"]  # kept for scripts that read it: the transport used, as type is
     if args.json:
         out.print_json(rows)
     else:
