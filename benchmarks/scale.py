@@ -915,15 +915,19 @@ def _clients(official: bool) -> List[str]:
     return ["floor", "mcpsync"] + (["official"] if official else [])
 
 
-def _section_threads(plan: Dict[str, Any], args: argparse.Namespace, official: bool) -> Dict[str, Any]:
+def threads_units(plan: Dict[str, Any], official: bool) -> List[Tuple[str, Dict[str, Any]]]:
+    """The threads section's units: (name, worker spec) per client and transport."""
     # At least PER_THREAD calls per thread, on both transports and for every client (the official SDK's
     # tasks too): with two each, 1,024 threads spent the phase being released from the barrier and
     # draining, so the figure measured thread start-up, not throughput.
-    units = [("%s/%s" % (c, tr), {"kind": "threads", "client": c, "transport": tr, "levels": plan["threads"],
-                                  "calls": plan["calls" if tr == "stdio" else "http_calls"],
-                                  "per_thread": PER_THREAD})
-             for tr in ("stdio", "http") for c in _clients(official)]
-    return _rounds("threads", units, plan["rounds"], args.timeout, "levels", "threads")
+    return [("%s/%s" % (c, tr), {"kind": "threads", "client": c, "transport": tr, "levels": plan["threads"],
+                                 "calls": plan["calls" if tr == "stdio" else "http_calls"],
+                                 "per_thread": PER_THREAD})
+            for tr in ("stdio", "http") for c in _clients(official)]
+
+
+def _section_threads(plan: Dict[str, Any], args: argparse.Namespace, official: bool) -> Dict[str, Any]:
+    return _rounds("threads", threads_units(plan, official), plan["rounds"], args.timeout, "levels", "threads")
 
 
 def _section_pending(plan: Dict[str, Any], args: argparse.Namespace, official: bool) -> Dict[str, Any]:
