@@ -57,7 +57,7 @@ CALL_TIMEOUT = 120.0  # per call, handed to every client
 BIG_LIMIT = 256 * 1024 * 1024  # max_message_size for the results section (mcpsync's default is 64 MiB)
 HTTP_POOL = 64  # the HTTP floor's connections, as many as mcpsync's default pool
 ECHO = {"text": "hi"}
-PER_THREAD = 8  # the threads section's fewest stdio calls per thread (see _section_threads)
+PER_THREAD = 8  # the threads section's fewest calls per thread (see _section_threads)
 
 # What each mode measures: (quick, default).
 PLAN: Dict[str, Dict[str, Any]] = {
@@ -434,7 +434,7 @@ def _drive_threads(call: Callable[[], Any], threads: int, total: int) -> Dict[st
 
 
 def _w_threads(spec: Dict[str, Any]) -> Dict[str, Any]:
-    levels, calls, per_thread = spec["levels"], spec["calls"], spec.get("per_thread", 2)
+    levels, calls, per_thread = spec["levels"], spec["calls"], spec.get("per_thread", PER_THREAD)
     if spec["client"] == "official":
         import asyncio
 
@@ -915,15 +915,19 @@ def _clients(official: bool) -> List[str]:
     return ["floor", "mcpsync"] + (["official"] if official else [])
 
 
+def threads_units(plan: Dict[str, Any], official: bool) -> List[Tuple[str, Dict[str, Any]]]:
+    """The threads section's units: (name, worker spec) per client and transport."""
+    # At least PER_THREAD calls per thread, on both transports and for every client (the official SDK's
+    # tasks too): with two each, 1,024 threads spent the phase being released from the barrier and
+    # draining, so the figure measured thread start-up, not throughput.
+    return [("%s/%s" % (c, tr), {"kind": "threads", "client": c, "transport": tr, "levels": plan["threads"],
+                                 "calls": plan["calls" if tr == "stdio" else "http_calls"],
+                                 "per_thread": PER_THREAD})
+            for tr in ("stdio", "http") for c in _clients(official)]
+
+
 def _section_threads(plan: Dict[str, Any], args: argparse.Namespace, official: bool) -> Dict[str, Any]:
-    # At least PER_THREAD calls per thread on stdio: with two each, 1,024 threads spent the phase being
-    # released from the barrier and draining, so the figure measured thread start-up, not throughput.
-    # HTTP keeps two per thread (its calls are 20 times dearer, and the run must stay under 5 minutes).
-    units = [("%s/%s" % (c, tr), {"kind": "threads", "client": c, "transport": tr, "levels": plan["threads"],
-                                  "calls": plan["calls" if tr == "stdio" else "http_calls"],
-                                  "per_thread": PER_THREAD if tr == "stdio" else 2})
-             for tr in ("stdio", "http") for c in _clients(official)]
-    return _rounds("threads", units, plan["rounds"], args.timeout, "levels", "threads")
+    return _rounds("threads", threads_units(plan, official), plan["rounds"], args.timeout, "levels", "threads")
 
 
 def _section_pending(plan: Dict[str, Any], args: argparse.Namespace, official: bool) -> Dict[str, Any]:

@@ -66,3 +66,35 @@ def test_the_scale_benchmark_runs_quick_and_cleans_up() -> None:
     except AssertionError:
         pass
     assert _left_behind(proc.pid) == []
+
+
+def _load_scale():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scale_benchmark", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_threads_unit_makes_at_least_eight_calls_per_thread() -> None:
+    # With two calls per thread, 1,024 threads timed their own release and drain, not throughput:
+    # HTTP had kept two. The official SDK's tasks make as many as the threads.
+    scale = _load_scale()
+    seen = scale.threads_units(dict(scale.PLAN["default"]), True)
+    assert {name for name, _ in seen} == {"%s/%s" % (c, t) for c in ("floor", "mcpsync", "official")
+                                          for t in ("stdio", "http")}
+    assert all(spec["per_thread"] >= 8 for _, spec in seen), seen
+
+
+def test_the_cache_read_benchmark_reports_every_count() -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cache_read.py"), "--counts", "10,100",
+                           "--reads", "2", "--json"], cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(proc.stdout)
+    assert [row["tools"] for row in rows] == [10, 100]
+    assert "per_tool_vs_before" in rows[1] and rows[0]["bytes"] < rows[1]["bytes"]
