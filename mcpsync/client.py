@@ -400,7 +400,7 @@ class Client:
             MCPError: the server refused the call (unknown tool, bad arguments).
             RequestTimeout, RequestCancelled, TransportClosed: as for :meth:`request`.
             CapabilityError: the server offers no tools.
-            OSError: a result over ``max_output`` could not be written to its spill file.
+            MCPSyncError: a result over ``max_output`` could not be spilled (also an OSError; ``.result``).
         """
         return self._call_tool(name, arguments, task, capped(call_options(
             timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout), max_output))

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from mcpsync import CallToolResult, SpilledResult
+from mcpsync import CallToolResult, MCPSyncError, SpilledResult
 from mcpsync.manager import Manager
 from mcpsync.testing import FakeServer
 
@@ -149,3 +149,16 @@ def test_many_blocks_left_out_make_one_line(fake: FakeServer, spill_dir: Path) -
     assert texts[0] == "start" and texts[2] == "x" * 995  # the line for the images stands where they stood
     assert texts[1] == "[1,000 blocks left out (image/png image; 3,004,000 bytes): see the spill file]"
     assert texts[3].startswith("[mcpsync: output truncated") and len(texts) == 4
+
+
+def test_a_spill_file_that_cannot_be_written_raises_our_error_with_the_whole_result(
+        fake: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the spill directory should be")
+    monkeypatch.setenv("MCPSYNC_OUTPUT_DIR", str(blocker))
+    with fake.client() as client:
+        with pytest.raises(MCPSyncError, match="MCPSYNC_OUTPUT_DIR") as caught:
+            client.call_tool("dump", max_output=1000)
+        assert isinstance(caught.value, OSError) and isinstance(caught.value.__cause__, OSError)
+        assert caught.value.result.text == BIG  # type: ignore[attr-defined]  # nothing of the answer is lost
+        assert client.call_tool("dump", {"text": "small"}, max_output=1000).text == "small"  # still usable

@@ -27,9 +27,10 @@ from typing import Any, Dict, List, Optional, Tuple, TypeVar
 
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions
+from ..exceptions import MCPSyncError
 from ..types import CallToolResult
 
-__all__ = ["SpilledResult", "capped", "limit", "limit_raw", "output_dir", "result_size", "spill"]
+__all__ = ["SpillError", "SpilledResult", "capped", "limit", "limit_raw", "output_dir", "result_size", "spill"]
 
 R = TypeVar("R")
 
@@ -60,6 +61,18 @@ class SpilledResult(CallToolResult):
 
     def __repr__(self) -> str:
         return f"{super().__repr__()[:-1]}, spill_path={self.spill_path!r}, full_size={self.full_size})"
+
+
+class SpillError(MCPSyncError, OSError):
+    """A result over ``max_output`` could not be written to its spill file; ``.result`` is the whole of it.
+
+    Also an ``OSError`` (the one the write raised is its ``__cause__``). The tool ran: nothing
+    of its answer is lost, only the cut did not happen.
+    """
+
+    def __init__(self, message: str, result: CallToolResult) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def _rebuild(data: Dict[str, Any], path: str, size: int, cap: int) -> SpilledResult:
@@ -218,12 +231,20 @@ def spill(data: JSONObject, cap: int, size: Optional[int] = None) -> SpilledResu
     """Write the whole result ``data`` to a spill file; return it cut to ``cap`` bytes with a note.
 
     Raises:
-        OSError: the spill file could not be written (the directory is not writable, say).
+        SpillError: the spill file could not be written (the directory is not writable, say);
+            its ``.result`` is the whole result.
     """
     size = result_size(data) if size is None else size
     blocks = data.get("content") if isinstance(data.get("content"), list) else []
     assert isinstance(blocks, list)
-    path = _write(data, blocks)
+    try:
+        path = _write(data, blocks)
+    except OSError as exc:
+        where = os.environ.get("MCPSYNC_OUTPUT_DIR") or "the temporary directory"
+        raise SpillError(f"The tool result is {size:,} bytes, over max_output={cap:,}, and the file for the whole "
+                         f"of it could not be written in {where} ({exc}); set MCPSYNC_OUTPUT_DIR to a writable "
+                         "directory, or raise max_output. The whole result is this error's .result",
+                         CallToolResult(data)) from exc
     kept: List[Any] = []
     dropped: List[Any] = []
     at = -1  # where the line for the blocks left out goes: in place of the first of them
