@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator, List
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
@@ -152,3 +152,22 @@ def logs() -> Iterator[LogWatch]:
     yield watch
     logger.removeHandler(watch)
     logger.setLevel(old_level)
+
+
+@pytest.fixture
+def era_http() -> Iterator[Callable[[str], Any]]:
+    """``make(mode)`` starts a scripted both-eras HTTP server (``tests/servers/http_era.py``); all stop after the test."""
+    if str(SERVERS) not in sys.path:
+        sys.path.insert(0, str(SERVERS))
+    from http_era import EraHTTPServer
+
+    servers: List[Any] = []
+
+    def make(mode: str) -> Any:
+        server = EraHTTPServer(mode).start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()

@@ -7,9 +7,7 @@ Points already covered elsewhere are named in the report of the audit, with thei
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, List
 
 import pytest
 
@@ -20,23 +18,6 @@ from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
 from .conftest import server_argv
 
 MODERN = "2026-07-28"
-
-
-@pytest.fixture
-def era_http() -> Iterator[Any]:
-    sys.path.insert(0, str(Path(__file__).parent / "servers"))
-    from http_era import EraHTTPServer
-
-    servers: List[Any] = []
-
-    def make(mode: str) -> Any:
-        server = EraHTTPServer(mode).start()
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.stop()
 
 
 # -- no SSE resumption in 2026: a broken stream means the request is sent again, with a new id -----------

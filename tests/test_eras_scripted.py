@@ -216,26 +216,6 @@ def test_a_modern_subscription_routes_by_subscription_id_takes_sub_resources_and
 # -- HTTP: the modern request first, then the 4xx body ---------------------------------------------------------
 
 
-@pytest.fixture
-def era_http() -> Iterator[Any]:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent / "servers"))
-    from http_era import EraHTTPServer
-
-    servers: List[Any] = []
-
-    def make(mode: str) -> Any:
-        server = EraHTTPServer(mode).start()
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.stop()
-
-
 def test_an_http_400_with_an_empty_body_means_legacy(era_http):
     server = era_http("empty-400")
     with mcpsync.connect(server.url()) as client:
