@@ -1,0 +1,73 @@
+"""The output gate: text from a server or a config file made safe to print to a terminal.
+
+Anything a server sent (tool names, descriptions, results, progress messages, SKILL.md text,
+error messages, stderr lines) or a project file holds (a command, its args, env values) may carry
+terminal control sequences: ESC sequences that move the cursor, erase lines, set the window title
+or write the clipboard (OSC 52), bidi overrides that reorder what is shown, invisible format
+characters that hide text. :func:`shown` is the one function every such string passes before it
+reaches stdout or stderr: each of those characters is written as a visible escape (``\\x1b``,
+``\\u202e``) instead of being interpreted. mcpsync's own escape sequences (its progress line) are
+written by mcpsync's own code and never pass through here.
+
+JSON output needs no gate: ``json.dumps`` with ``ensure_ascii=True`` escapes every control and
+non-ASCII character, so ``--json`` output stays exact JSON and is already safe.
+
+This is a leaf module: it imports nothing of mcpsync. Pure functions; safe from any thread.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["shown", "is_safe"]
+
+# Characters that change what a terminal shows without being shown themselves, beyond C0/C1:
+# bidi embeddings/overrides/isolates and marks, zero-width and other invisible format characters,
+# line/paragraph separators (some terminals start a new line), the soft hyphen.
+_INVISIBLE = frozenset(
+    [0x00AD, 0x061C, 0x180E, 0x2028, 0x2029, 0xFEFF]
+    + list(range(0x200B, 0x2010))  # zero-width space/joiners, LRM, RLM
+    + list(range(0x202A, 0x202F))  # LRE, RLE, PDF, LRO, RLO
+    + list(range(0x2060, 0x2070))  # word joiner, invisible operators, LRI/RLI/FSI/PDI, ...
+    + list(range(0xFFF9, 0xFFFC))  # interlinear annotation
+)
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _unsafe(ch: str, lines: bool) -> bool:
+    code = ord(ch)
+    if code < 0x20:
+        return not (lines and ch in "\n\t")
+    if 0x7F <= code <= 0x9F or code in _INVISIBLE:
+        return True
+    if code < 0x80:
+        return False
+    # Other format characters (tags, language marks), unassigned surrogates and private use do
+    # not print as themselves either.
+    return unicodedata.category(ch) in ("Cf", "Cs", "Co", "Cn")
+
+
+def is_safe(text: str, *, lines: bool = False) -> bool:
+    """True when ``text`` holds nothing :func:`shown` would escape."""
+    return not any(_unsafe(ch, lines) for ch in text)
+
+
+def shown(text: object, *, lines: bool = False) -> str:
+    """``text`` with every control, bidi and invisible character written visibly.
+
+    ``lines=True`` keeps newlines and tabs (for multi-line text such as a result or a stderr
+    tail); otherwise they are escaped too, so that one value stays on one line (a table cell,
+    a prompt). A carriage return is always escaped: it would let a later part of a line overwrite
+    an earlier one. Accepts any object (``str()`` of it is shown); never raises.
+    """
+    s = text if isinstance(text, str) else str(text)
+    if s.isascii() and s.isprintable():
+        return s  # the common case: plain printable ASCII, nothing to do
+    return "".join(_escape(ch) if _unsafe(ch, lines) else ch for ch in s)
