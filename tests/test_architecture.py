@@ -1,5 +1,7 @@
 """The package's shape (issue 11): no import cycles, an MCP-agnostic RPC layer, no private reach-ins,
-stable public module paths, honest ``__all__`` lists, small modules and a light ``import mcpsync``.
+stable public module paths, honest ``__all__`` lists, short classes and functions, bounded branching
+and a light ``import mcpsync``. Module length is reported, not capped: a module's first docstring
+line names its one job, and that job, not a line count, decides what it holds.
 
 The layering itself (which layer may import which) is import-linter's job: the contracts are in
 setup.cfg and ``.ci/run`` runs ``lint-imports``. These tests check what a layers contract cannot.
@@ -55,8 +57,31 @@ PUBLIC_MODULES = [
     "mcpsync.types",
 ]
 
-MAX_LINES = 600  # the hard limit; the aim is 100 to 500 lines, one job per module
-AIM_LINES = 500
+# Size guards the units people read, not files (issue 21).
+MAX_CLASS_LINES = 400
+MAX_FUNCTION_LINES = 80
+# Today's offenders, each to be split along its jobs when next worked on; the figure is its length
+# when it was listed, and it may not grow past it. A unit that shrinks under the limit must leave
+# the list (the test says so).
+LONG_CLASSES = {
+    "mcpsync._rpc.engine.Engine": 457,  # requests, notifications, peer requests and close in one state
+    "mcpsync.auth._bearer.BearerAuth": 491,  # the request hook and token renewal (split: issue 21's next step)
+    "mcpsync.client.Client": 526,  # the facade: one short method per MCP request, plus lifecycle
+    "mcpsync.manager.Manager": 516,  # the fleet facade: one short method per operation
+    "mcpsync.testing._connection.Connection": 408,  # the fake server's side of one connection
+    "mcpsync.testing._server.FakeServer": 456,  # the fake server's public registry surface
+    "mcpsync.transports.streamable_http.StreamableHTTPTransport": 486,  # POST, GET stream, session, fallback
+}
+LONG_FUNCTIONS = {
+    # defines the requests-based classes inside a function so requests loads late
+    "mcpsync.transports._http_session._session_classes": 161,
+}
+# radon's blocks rated C or worse, per 1,000 lines of source. The aim is requests' 2.0; today's
+# figure (3.88 at issue 21) is pinned, and the pin only ever moves down (a ratchet): lower it
+# when the figure falls.
+RADON_AIM = 2.0
+RADON_CEILING = 3.9
+RADON_RATCHET_SLACK = 0.3  # the figure this far under the pin: lower the pin
 
 # The RPC layer and the method names it must not know (issue 11, rule 2).
 RPC_PACKAGE = "mcpsync._rpc"
@@ -350,12 +375,77 @@ def module_lengths() -> Dict[str, int]:
     return {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
 
 
-def test_every_module_is_small() -> None:
-    """At most MAX_LINES (600) lines a module; the aim is 100 to AIM_LINES (500), one job each."""
+def test_report_module_lengths(capsys: pytest.CaptureFixture[str]) -> None:
+    """Module length is reported, never asserted (run with ``-s`` to see it): the longest twenty."""
     lengths = module_lengths()
-    over = {name: n for name, n in sorted(lengths.items()) if n > MAX_LINES}
-    near = {name: n for name, n in sorted(lengths.items()) if AIM_LINES < n <= MAX_LINES}
-    assert not over, f"modules over {MAX_LINES} lines: {over} (also over {AIM_LINES}: {near})"
+    longest = sorted(lengths.items(), key=lambda item: (-item[1], item[0]))[:20]
+    with capsys.disabled():
+        print("\nlongest modules (lines, reported not capped):")
+        for name, n in longest:
+            print(f"  {n:5d}  {name}")
+        print(f"  {sum(lengths.values()):5d}  lines in {len(lengths)} modules")
+
+
+def _units() -> Iterator[Tuple[str, str, int]]:
+    """("class" or "function", dotted name, lines) of every class and function of the package;
+    nested ones are named through their parents (``mod.Class.method``)."""
+    for module, path in sorted(MODULES.items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+        def visit(node: ast.AST, prefix: str) -> Iterator[Tuple[str, str, int]]:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    name = f"{prefix}.{child.name}"
+                    kind = "class" if isinstance(child, ast.ClassDef) else "function"
+                    yield kind, name, (child.end_lineno or child.lineno) - child.lineno + 1
+                    yield from visit(child, name)
+
+        yield from visit(tree, module)
+
+
+def test_no_class_or_function_is_long() -> None:
+    """A class over MAX_CLASS_LINES (400) or a function over MAX_FUNCTION_LINES (80) is flagged,
+    unless listed (LONG_CLASSES, LONG_FUNCTIONS) and no longer than when it was listed."""
+    problems = []
+    seen = set()
+    for kind, name, lines in _units():
+        limit, listed = (MAX_CLASS_LINES, LONG_CLASSES) if kind == "class" else (MAX_FUNCTION_LINES, LONG_FUNCTIONS)
+        if lines <= limit:
+            continue
+        seen.add(name)
+        if name not in listed:
+            problems.append(f"{kind} {name} is {lines} lines (limit {limit}): split it along its jobs")
+        elif lines > listed[name]:
+            problems.append(f"{kind} {name} grew to {lines} lines (listed at {listed[name]}): split it, do not grow it")
+    stale = sorted((set(LONG_CLASSES) | set(LONG_FUNCTIONS)) - seen)
+    assert not problems, "\n".join(problems)
+    assert not stale, f"no longer over the limit (or gone): take them off the list: {stale}"
+
+
+def radon_density() -> Tuple[int, int]:
+    """(blocks radon rates C or worse, lines of source) over the package, as ``radon cc -nc`` counts."""
+    from radon.complexity import cc_rank, cc_visit
+
+    blocks = lines = 0
+    for path in MODULES.values():
+        source = path.read_text(encoding="utf-8")
+        lines += len(source.splitlines())
+        blocks += sum(1 for block in cc_visit(source) if cc_rank(block.complexity) >= "C")
+    return blocks, lines
+
+
+def test_branching_is_bounded() -> None:
+    """radon's C-or-worse blocks per 1,000 lines: at most RADON_CEILING (a downward ratchet toward
+    RADON_AIM, requests' 2.0). Reproduce with ``radon cc -nc mcpsync``."""
+    pytest.importorskip("radon")
+    blocks, lines = radon_density()
+    density = blocks * 1000 / lines
+    print(f"radon: {blocks} blocks at C or worse in {lines} lines: {density:.2f} per 1,000 (aim {RADON_AIM})")
+    assert density <= RADON_CEILING, (
+        f"{blocks} blocks rated C or worse in {lines} lines is {density:.2f} per 1,000 lines, over the "
+        f"pinned {RADON_CEILING}: simplify the new branching (radon cc -nc -s mcpsync lists them)")
+    assert density > RADON_CEILING - RADON_RATCHET_SLACK or RADON_CEILING <= RADON_AIM, (
+        f"the figure fell to {density:.2f}: lower RADON_CEILING to {max(RADON_AIM, round(density + 0.05, 1))}")
 
 
 @pytest.mark.parametrize("name", ["mcpsync", "mcpsync.config"])
