@@ -10,6 +10,11 @@ import logging
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
 
+from ._protocol.methods import (
+    COMPLETION_COMPLETE, NOTIFY_ROOTS_LIST_CHANGED, PING, PROMPTS_GET, PROMPTS_LIST, RESOURCES_LIST,
+    RESOURCES_SUBSCRIBE, RESOURCES_TEMPLATES_LIST, RESOURCES_UNSUBSCRIBE, SERVER_DISCOVER, TOOLS_CALL,
+    TOOLS_LIST,
+)
 from . import _fork, _lifecycle, capabilities
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
@@ -21,7 +26,7 @@ from ._session.skills import SkillRef
 from ._session.spill import capped, limit, limit_raw
 from ._session.targets import Target, transport_for
 from ._version import __version__
-from ._versions import at_least
+from ._protocol.versions import at_least
 from .cancel import CancelToken
 from .exceptions import TransportClosed
 from .handlers import LogMessage, RootsSource
@@ -299,7 +304,7 @@ class Client:
     def send_roots_list_changed(self) -> None:
         """Tell a legacy server the roots changed (``notifications/roots/list_changed``)."""
         if not self.modern:
-            self.transport.notify("notifications/roots/list_changed")
+            self.transport.notify(NOTIFY_ROOTS_LIST_CHANGED)
 
     # -- requests --------------------------------------------------------------------
 
@@ -331,7 +336,7 @@ class Client:
 
         Raises like :meth:`request`.
         """
-        self._session.call("server/discover" if self.modern else "ping", None, call_options(timeout, cancel))
+        self._session.call(SERVER_DISCOVER if self.modern else PING, None, call_options(timeout, cancel))
 
     # tools
 
@@ -356,7 +361,7 @@ class Client:
                    cancel: Optional[CancelToken] = None) -> Iterator[Tool]:
         """Yield tools page by page, fetching the next page only when needed."""
         self._session.require("tools", what="list tools")
-        for item in self._lists.pages("tools/list", "tools", call_options(timeout, cancel)):
+        for item in self._lists.pages(TOOLS_LIST, "tools", call_options(timeout, cancel)):
             for accepted in self._lists.accept_tools([item]):
                 yield Tool.from_dict(accepted)
 
@@ -412,7 +417,7 @@ class Client:
         session = self._session
         if session.plain_tool_calls and not task:
             # The hot path: a legacy session whose server runs no tool as a task.
-            return limit_raw(session.legacy_call("tools/call", params, options), options)
+            return limit_raw(session.legacy_call(TOOLS_CALL, params, options), options)
         session.require("tools", what=f"call tool {name!r}")
         return limit(call_as_task(session, self._tool_calls, params, task, options, always=self.tasks), options)
 
@@ -431,7 +436,7 @@ class Client:
                        on_progress: Optional[ProgressCallback] = None) -> List[Resource]:
         """Every resource, across all pages (cached like :meth:`list_tools`)."""
         self._session.require("resources", what="list resources")
-        return self._lists.cached("resources", "resources/list", "resources", Resource, refresh,
+        return self._lists.cached("resources", RESOURCES_LIST, "resources", Resource, refresh,
                                   call_options(timeout, cancel, on_progress))
 
     def list_resource_templates(self, *, timeout: Optional[float] = None,
@@ -440,7 +445,7 @@ class Client:
         """Every resource template, across all pages."""
         self._session.require("resources", what="list resource templates")
         return [ResourceTemplate.from_dict(item) for item in self._lists.pages(
-            "resources/templates/list", "resourceTemplates", call_options(timeout, cancel, on_progress))]
+            RESOURCES_TEMPLATES_LIST, "resourceTemplates", call_options(timeout, cancel, on_progress))]
 
     def read_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                       on_progress: Optional[ProgressCallback] = None) -> ReadResourceResult:
@@ -476,7 +481,7 @@ class Client:
         if self.modern:
             self._subs.hold(uri, timeout)
             return
-        self._session.call("resources/subscribe", {"uri": uri}, call_options(timeout, cancel))
+        self._session.call(RESOURCES_SUBSCRIBE, {"uri": uri}, call_options(timeout, cancel))
         self._streams.subscribed(uri)  # restored if an HTTP session has to be renewed
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
@@ -486,7 +491,7 @@ class Client:
         if self.modern:
             self._subs.release(uri)
             return
-        self._session.call("resources/unsubscribe", {"uri": uri}, call_options(timeout, cancel))
+        self._session.call(RESOURCES_UNSUBSCRIBE, {"uri": uri}, call_options(timeout, cancel))
         self._streams.unsubscribed(uri)
 
     # prompts
@@ -496,7 +501,7 @@ class Client:
                      on_progress: Optional[ProgressCallback] = None) -> List[Prompt]:
         """Every prompt, across all pages (cached like :meth:`list_tools`)."""
         self._session.require("prompts", what="list prompts")
-        return self._lists.cached("prompts", "prompts/list", "prompts", Prompt, refresh,
+        return self._lists.cached("prompts", PROMPTS_LIST, "prompts", Prompt, refresh,
                                   call_options(timeout, cancel, on_progress))
 
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
@@ -507,7 +512,7 @@ class Client:
         params: JSONObject = {"name": name}
         if arguments:
             params["arguments"] = {str(k): str(v) for k, v in arguments.items()}
-        return GetPromptResult.from_dict(self._session.call("prompts/get", params,
+        return GetPromptResult.from_dict(self._session.call(PROMPTS_GET, params,
                                                             call_options(timeout, cancel, on_progress)))
 
     # skills (the io.modelcontextprotocol/skills extension: mcpsync._session.skills, docs/skills.md)
@@ -553,7 +558,7 @@ class Client:
         params: JSONObject = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": dict(context)}
-        return CompleteResult.from_dict(self._session.call("completion/complete", params,
+        return CompleteResult.from_dict(self._session.call(COMPLETION_COMPLETE, params,
                                                            call_options(timeout, cancel)))
 
     def set_logging_level(self, level: str, *, timeout: Optional[float] = None,

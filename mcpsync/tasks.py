@@ -35,6 +35,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
+from ._protocol.methods import TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, TASKS_UPDATE
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from ._session.meta import TASKS_EXTENSION
@@ -133,7 +134,7 @@ class Task:
         """
         if not self.id:
             return self.info.status
-        info = self._ask("tasks/get", {"taskId": self.id}, timeout)
+        info = self._ask(TASKS_GET, {"taskId": self.id}, timeout)
         if not isinstance(info, dict):
             raise ProtocolError("tasks/get returned a non-object result")
         self._note(info)
@@ -166,7 +167,7 @@ class Task:
                         max(deadline - time.monotonic(), 0.0))
             if pause <= 0:
                 raise RequestTimeout(f"Task {self.id} still {status} after {round((timeout or 0) * 1000)}ms",
-                                     method="tasks/get", timeout=timeout or 0.0)
+                                     method=TASKS_GET, timeout=timeout or 0.0)
             if cancel is not None:
                 if cancel.wait(pause):
                     raise RequestCancelled(cancel.reason)
@@ -207,7 +208,7 @@ class Task:
         Cancelling is cooperative: the task may still end otherwise.
         """
         if self.id:
-            info = self._ask("tasks/cancel", {"taskId": self.id}, timeout)
+            info = self._ask(TASKS_CANCEL, {"taskId": self.id}, timeout)
             if isinstance(info, dict) and info.get("status"):
                 self._note(info)
 
@@ -232,7 +233,7 @@ class Task:
     def _fetch_result(self, deadline: float, timeout: Optional[float]) -> None:
         """2025-11-25: ``tasks/result`` blocks until the task ends, carrying its requests for input."""
         try:
-            result = self._ask("tasks/result", {"taskId": self.id}, _remaining(deadline, timeout) or math.inf)
+            result = self._ask(TASKS_RESULT, {"taskId": self.id}, _remaining(deadline, timeout) or math.inf)
         except MCPError as exc:
             with self._lock:
                 self._error = exc
@@ -258,9 +259,9 @@ class Task:
         if not pending:
             threading.Event().wait(min(self.info.poll_interval or DEFAULT_POLL_INTERVAL, 1.0))
             return
-        responses = answer_all(pending, self._session.answer, "tasks/update")
+        responses = answer_all(pending, self._session.answer, TASKS_UPDATE)
         self._answered.update(responses)
-        self._ask("tasks/update", {"taskId": self.id, "inputResponses": responses}, None)
+        self._ask(TASKS_UPDATE, {"taskId": self.id, "inputResponses": responses}, None)
 
 
 def infos(items: List[Any]) -> List[TaskInfo]:
@@ -277,7 +278,7 @@ def list_tasks(session: Session, pages: Callable[[str, str, CallOptions], Iterab
     tasks = session.server_capabilities.get("tasks")
     if session.modern or not (isinstance(tasks, dict) and "list" in tasks):
         raise CapabilityError(f"Server {session.name!r} does not offer 'tasks.list'; cannot list tasks")
-    return infos(list(pages("tasks/list", "tasks", options)))
+    return infos(list(pages(TASKS_LIST, "tasks", options)))
 
 
 def _remaining(deadline: float, timeout: Optional[float]) -> Optional[float]:

@@ -86,7 +86,7 @@ RADON_RATCHET_SLACK = 0.3  # the figure this far under the pin: lower the pin
 # The RPC layer and the method names it must not know (issue 11, rule 2).
 RPC_PACKAGE = "mcpsync._rpc"
 _METHOD_FAMILIES = ("server", "tools", "resources", "prompts", "sampling", "elicitation", "roots", "tasks",
-                    "logging", "completion", "subscriptions", "notifications")
+                    "logging", "completion", "subscriptions", "notifications", "skills")
 _PREFIXED_METHOD = re.compile(r"(?<![\w/])(?:%s)/[A-Za-z_][\w/]*" % "|".join(_METHOD_FAMILIES))
 _BARE_METHODS = {"initialize", "ping"}  # whole-string constants only: as words they are plain English
 # The JSON-RPC cancel and progress notifications are the engine's own job; it alone may spell them.
@@ -94,6 +94,9 @@ ENGINE_NOTIFICATIONS_MODULE = "mcpsync._rpc.jsonrpc"
 ENGINE_NOTIFICATIONS = {"notifications/cancelled", "notifications/progress"}
 
 HTTP_STACK = ("requests", "urllib3", "sseclient")
+
+# The MCP vocabulary (issue 21): the one package that spells a method's name.
+PROTOCOL_PACKAGE = "mcpsync._protocol"
 
 
 # -- reading the package ------------------------------------------------------------------------
@@ -314,6 +317,40 @@ def test_the_rpc_layer_names_no_mcp_method() -> None:
                     continue
                 found.append(f"{MODULES[name].relative_to(ROOT)}:{line}: {method!r}")
     assert not found, "MCP method names in the RPC layer:\n" + "\n".join(found)
+
+
+def names_a_method(text: str) -> bool:
+    """Whether a string constant *is* a method name (a value that decides), not prose mentioning one."""
+    text = text.strip()
+    return text in _BARE_METHODS or _PREFIXED_METHOD.fullmatch(text) is not None
+
+
+def test_only_the_protocol_package_spells_method_names() -> None:
+    """Every module names MCP methods and notifications through :mod:`mcpsync._protocol.methods`
+    (the fake server in :mod:`mcpsync.testing` included), so a new method is one row there. Prose
+    that mentions a method (a log line, an error message) is not a name and is allowed; so are the
+    engine's own two notifications in ``_rpc/jsonrpc.py`` (the engine is MCP-free and imports none of it)."""
+    found = []
+    for name in sorted(MODULES):
+        if name == PROTOCOL_PACKAGE or name.startswith(PROTOCOL_PACKAGE + "."):
+            continue
+        for line, text in string_constants(name):
+            if not names_a_method(text):
+                continue
+            if name == ENGINE_NOTIFICATIONS_MODULE and text in ENGINE_NOTIFICATIONS:
+                continue
+            found.append(f"{MODULES[name].relative_to(ROOT)}:{line}: {text!r}")
+    assert not found, "method names spelled outside mcpsync/_protocol (name them through it):\n" + "\n".join(found)
+
+
+def test_the_method_table_names_every_method_constant() -> None:
+    from mcpsync._protocol import methods
+
+    requests = {value for key, value in vars(methods).items() if key.isupper() and isinstance(value, str)
+                and names_a_method(value) and not value.startswith("notifications/")}
+    server_to_client = {methods.SAMPLING_CREATE_MESSAGE, methods.ELICITATION_CREATE, methods.ROOTS_LIST}
+    assert requests - server_to_client == set(methods.METHODS)
+    assert names_a_method("tools/call") and not names_a_method("cancelled tools/call after 5s")
 
 
 def test_the_method_name_check_tells_methods_from_prose() -> None:

@@ -24,6 +24,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional
 
+from .._protocol.methods import NOTIFY_TOOLS_LIST_CHANGED, TOOLS_CALL
 from .._rpc.options import CallOptions, Deadline
 from ..cancel import CancelToken
 from ..client import Client
@@ -330,7 +331,7 @@ class ManagedServer:
             return
         me = weakref.ref(self)
         client_ref = weakref.ref(client)
-        client.on_notification("notifications/tools/list_changed", lambda _params: _list_changed(me, client_ref))
+        client.on_notification(NOTIFY_TOOLS_LIST_CHANGED, lambda _params: _list_changed(me, client_ref))
         client.on_session_renewed(lambda: _list_changed(me, client_ref))  # a restarted server: maybe other tools
         with self.host.cond:
             if generation != self.generation or self.state == CLOSED:
@@ -516,7 +517,7 @@ class ManagedServer:
         log_name = attempt.server_log.name if attempt is not None else "mcpsync.server"
         text += (f". Wait longer for it (a larger timeout; an attempt may take {self.timeout:g}s to connect and "
                  f"as long again to list its tools), or see why in its status and its stderr log ({log_name!r})")
-        return RequestTimeout(text, method="tools/call", timeout=budget, server=self.name, hint=hint)
+        return RequestTimeout(text, method=TOOLS_CALL, timeout=budget, server=self.name, hint=hint)
 
     def not_connected_locked(self) -> ServerNotConnected:
         reason = self.reason

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from .. import _fork
 from .._rpc.jsonrpc import METHOD_NOT_FOUND, JSONObject
-from .._versions import (
+from .._protocol.versions import (
     ALL_VERSIONS, LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, best_common,
     is_modern,
 )

@@ -39,9 +39,10 @@ import logging
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
+from .._protocol.methods import INITIALIZE, NOTIFY_INITIALIZED, SERVER_DISCOVER
 from .._rpc.jsonrpc import INTERNAL_ERROR, JSONObject
 from .._rpc.options import CallOptions, Deadline
-from .._versions import SUPPORTED_VERSIONS
+from .._protocol.versions import SUPPORTED_VERSIONS
 from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
 from ..transports.base import Transport
 from ..capabilities import ServerCapabilities
@@ -170,10 +171,10 @@ class Handshake:
         transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
-        result = transport.request("initialize", with_trace_context(params), options=options)
+        result = transport.request(INITIALIZE, with_trace_context(params), options=options)
         self._accept_initialize(session, result, version if exact else None)
         transport.set_protocol_version(str(session.protocol_version))
-        transport.notify("notifications/initialized")
+        transport.notify(NOTIFY_INITIALIZED)
 
     def _accept_initialize(self, session: Session, result: Any, exact: Optional[str]) -> None:
         if not isinstance(result, dict):
@@ -194,7 +195,7 @@ class Handshake:
         transport.set_protocol_version(version)
         self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
-        result = transport.request("server/discover", with_trace_context(params), options=options)
+        result = transport.request(SERVER_DISCOVER, with_trace_context(params), options=options)
         if not isinstance(result, dict):
             raise ProtocolError("server/discover returned a non-object result")
         return result

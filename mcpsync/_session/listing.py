@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVar
 
+from .._protocol.methods import TOOLS_LIST
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import CallOptions
 from ..types import MCPObject, PromptList, ResourceList, Tool, ToolList
@@ -46,7 +47,7 @@ class Lists:
             CapabilityError: the server offers no tools.
         """
         self._session.require("tools", what="list tools")
-        return self.cached("tools", "tools/list", "tools", Tool, refresh, options)
+        return self.cached("tools", TOOLS_LIST, "tools", Tool, refresh, options)
 
     def pages(self, method: str, key: str, options: CallOptions) -> Iterator[JSONObject]:
         """The items under ``key`` of every page of ``method``, fetched as they are needed."""

@@ -29,9 +29,10 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
 
+from .._protocol.methods import RESOURCES_READ, TOOLS_CALL
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
-from .._versions import LATEST_LEGACY_VERSION, is_modern
+from .._protocol.versions import LATEST_LEGACY_VERSION, is_modern
 from ..cancel import CancelToken
 from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, StreamBroken, TransportClosed
 from .responder import Responder
@@ -218,7 +219,7 @@ class Session:
             and as :meth:`call`.
         """
         try:
-            return self.call("resources/read", {"uri": uri}, options)
+            return self.call(RESOURCES_READ, {"uri": uri}, options)
         except MCPError as exc:
             error = typed(exc, resource_read=True, modern=self.modern)
             if error is exc:
@@ -241,7 +242,7 @@ class Session:
             info = _meta.server_info(result)
             self.server_info = Implementation.from_dict(info) if info is not None else None
         kind = _mrtr.result_type(result)
-        if kind == _mrtr.COMPLETE or (kind == _mrtr.TASK and method == "tools/call"
+        if kind == _mrtr.COMPLETE or (kind == _mrtr.TASK and method == TOOLS_CALL
                                       and extension == _meta.TASKS_EXTENSION):
             return result
         if kind in (_mrtr.INPUT_REQUIRED, _mrtr.TASK):

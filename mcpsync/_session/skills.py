@@ -31,6 +31,7 @@ import hmac
 import re
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from .._protocol.methods import SKILLS_GET, SKILLS_LIST
 from .._rpc.jsonrpc import INVALID_PARAMS
 from .._rpc.options import CallOptions
 from ..exceptions import MCPError, ProtocolError, SkillVerificationError, UnknownSkillError
@@ -64,7 +65,7 @@ class Skills:
             ProtocolError: a malformed page or a repeated cursor.
         """
         self._require("list skills")
-        return self._lists.cached("skills", "skills/list", "skills", Skill, refresh, options)
+        return self._lists.cached("skills", SKILLS_LIST, "skills", Skill, refresh, options)
 
     def get(self, ref: SkillRef, options: CallOptions) -> Skill:
         """The entry for ``ref``: a :class:`Skill` as given, a URI by ``skills/get``, a name from the listing.
@@ -83,7 +84,7 @@ class Skills:
                 raise UnknownSkillError(ref, self._session.name, [skill.uri for skill in matches])
             return matches[0]
         try:
-            result = self._session.call("skills/get", {"uri": ref}, options)
+            result = self._session.call(SKILLS_GET, {"uri": ref}, options)
         except MCPError as exc:
             if exc.code == INVALID_PARAMS:
                 raise UnknownSkillError(ref, self._session.name) from exc

@@ -23,6 +23,7 @@ import logging
 import threading
 from typing import List, Optional, Protocol, Set
 
+from .._protocol.methods import LOGGING_SET_LEVEL, RESOURCES_SUBSCRIBE
 from .._rpc.options import CallOptions, Deadline
 from ..exceptions import MCPSyncError
 from .notifications import LIST_CHANGED, LOG_LEVELS
@@ -79,7 +80,7 @@ class Streams:
             self.start_listener()
         if session.log_level is not None and session.server_capabilities.logging:
             try:
-                session.transport.request("logging/setLevel", with_trace_context({"level": session.log_level}),
+                session.transport.request(LOGGING_SET_LEVEL, with_trace_context({"level": session.log_level}),
                                           options=CallOptions(deadline=deadline))
             except MCPSyncError as exc:  # the connection is fine; only the log level did not take
                 log.warning("[%s] Could not set the log level to %r: %s", session.name, session.log_level, exc)
@@ -94,7 +95,7 @@ class Streams:
         session = self._session
         if not session.modern:
             session.require("logging", what="set the log level")
-            session.call("logging/setLevel", {"level": level}, options)
+            session.call(LOGGING_SET_LEVEL, {"level": level}, options)
         session.log_level = level
 
     def handler_added(self, method: str) -> None:
@@ -131,7 +132,7 @@ class Streams:
         with self._lock:
             uris = sorted(self._subscribed | set(self._subscriptions.legacy_uris()))
         for uri in uris:
-            session.transport.request("resources/subscribe", with_trace_context({"uri": uri}), options=options)
+            session.transport.request(RESOURCES_SUBSCRIBE, with_trace_context({"uri": uri}), options=options)
         if session.log_level is not None:
-            session.transport.request("logging/setLevel", with_trace_context({"level": session.log_level}),
+            session.transport.request(LOGGING_SET_LEVEL, with_trace_context({"level": session.log_level}),
                                       options=options)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+from .._protocol.methods import TOOLS_CALL
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions
 from ..exceptions import CapabilityError, ProtocolError
@@ -64,7 +65,7 @@ class ToolCalls:
             extension = TASKS_EXTENSION if task or always_tasks else None
 
             def send() -> Any:
-                return session.call("tools/call", params, options, extension=extension)
+                return session.call(TOOLS_CALL, params, options, extension=extension)
 
             result = self._book.call_with_plans(name, send, lambda: self._refresh(options)) \
                 if session.header_routing else send()
@@ -76,8 +77,8 @@ class ToolCalls:
             raise CapabilityError(f"Tool {name!r} of {session.name!r} cannot run as a task: {why}")
         if task or support == "required":
             params["task"] = {}
-            return parse_created(session.call("tools/call", params, options), False), None
-        return None, session.call("tools/call", params, options)
+            return parse_created(session.call(TOOLS_CALL, params, options), False), None
+        return None, session.call(TOOLS_CALL, params, options)
 
     def _refresh(self, options: CallOptions) -> None:
         try:

@@ -24,7 +24,7 @@ from .._rpc.engine import DEFAULT_TIMEOUT, Engine, RequestHandler
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from .._rpc.wire import CallWire, SendCancelled, Wire
-from .._versions import is_modern
+from .._protocol.versions import is_modern
 from ..cancel import CancelToken
 from ..exceptions import ForkedError, TransportClosed
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
-from .._versions import is_modern
+from .._protocol.versions import is_modern
 from ..exceptions import (
     ConnectError, HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired, StreamBroken,
     TransportError,
