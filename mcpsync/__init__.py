@@ -43,6 +43,7 @@ from .exceptions import (
     SkillVerificationError,
     StreamBroken,
     ToolError,
+    ToolNotAllowed,
     TransportClosed,
     TransportError,
     UnknownServerError,
@@ -96,7 +97,6 @@ if _TYPE_CHECKING:
                        WorkloadIdentity)
     from .config import ServerConfig
     from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
-    from ._fleet.policy import ToolNotAllowed
 
 # The manager, config and auth modules load on first use, keeping ``import mcpsync`` light
 # (auth subclasses ``requests.auth.AuthBase``, so it imports requests).
@@ -113,7 +113,6 @@ _LAZY = {
     "ReconnectPolicy": "manager",
     "ServerConfig": "config",
     "ServerStatus": "manager",
-    "ToolNotAllowed": "_fleet.policy",
 }
 
 

@@ -408,6 +408,54 @@ def test_the_exceptions_module_lists_every_exception_it_defines() -> None:
     assert not unlisted, f"mcpsync.exceptions defines but does not list in __all__: {unlisted}"
 
 
+def drawn_exception_tree() -> Dict[str, Optional[str]]:
+    """class -> its parent as drawn in :mod:`mcpsync.exceptions`' docstring (None for the root)."""
+    import mcpsync.exceptions as exceptions
+
+    drawn: Dict[str, Optional[str]] = {}
+    parents: List[str] = []
+    for line in (exceptions.__doc__ or "").splitlines():
+        match = re.match(r"^ {4}([│├└─ ]*)([A-Z]\w+)\b", line)
+        if match is None:
+            continue
+        depth = len(match.group(1)) // 4
+        parents[depth:] = [match.group(2)]
+        drawn[match.group(2)] = parents[depth - 1] if depth else None
+    return drawn
+
+
+def test_the_exception_tree_is_drawn_whole() -> None:
+    """Every public exception the package raises is in mcpsync/exceptions.py, and the tree in its
+    docstring draws each one under its first base (issue 21)."""
+    import mcpsync
+    import mcpsync.exceptions as exceptions
+
+    public = {name for name in mcpsync.__all__
+              if isinstance(getattr(mcpsync, name), type) and issubclass(getattr(mcpsync, name), BaseException)}
+    elsewhere = sorted(name for name in public if getattr(mcpsync, name).__module__ != exceptions.__name__)
+    assert not elsewhere, f"exceptions defined outside mcpsync.exceptions: {elsewhere}"
+    actual = {}
+    for name in exceptions.__all__:
+        kind = getattr(exceptions, name)
+        base = next((b for b in kind.__mro__[1:]
+                     if b.__module__ == exceptions.__name__ and not b.__name__.startswith("_")), None)
+        actual[name] = base.__name__ if base is not None else None
+    assert drawn_exception_tree() == actual
+
+
+def test_each_mcp_error_class_carries_its_code() -> None:
+    from mcpsync._protocol import codes
+    from mcpsync.exceptions import (
+        MissingClientCapability, ResourceNotFound, SamplingRejected, UnsupportedProtocolVersion, URLElicitationRequired,
+    )
+
+    assert MissingClientCapability.CODE == codes.MISSING_CAPABILITY
+    assert URLElicitationRequired.CODE == codes.URL_ELICITATION_REQUIRED
+    assert ResourceNotFound.CODE == codes.RESOURCE_NOT_FOUND
+    assert SamplingRejected().code == SamplingRejected.CODE == codes.USER_REJECTED
+    assert UnsupportedProtocolVersion.CODE == codes.UNSUPPORTED_VERSION
+
+
 def module_lengths() -> Dict[str, int]:
     return {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
 

@@ -17,3 +17,5 @@ MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
 #: The user must complete URL-mode elicitations (``data.elicitations``) before the call can go on.
 URL_ELICITATION_REQUIRED = -32042
+#: A sampling request the user (or the handler) refused.
+USER_REJECTED = -1

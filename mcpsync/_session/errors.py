@@ -32,8 +32,7 @@ MODERN_HTTP_ERRORS = frozenset({UNSUPPORTED_VERSION, MISSING_CAPABILITY, HEADER_
 
 # Codes whose exception type does not depend on the request.
 _BY_CODE: Dict[int, Type[MCPError]] = {
-    MISSING_CAPABILITY: MissingClientCapability,
-    URL_ELICITATION_REQUIRED: URLElicitationRequired,
+    kind.CODE: kind for kind in (MissingClientCapability, URLElicitationRequired)
 }
 
 
