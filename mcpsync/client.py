@@ -24,7 +24,7 @@ from ._session.notifications import LOG_LEVELS, NotificationHandler, Notificatio
 from ._session.session import call_options
 from ._session.skills import SkillRef
 from ._session.spill import capped, limit, limit_raw
-from ._session.targets import Target, transport_for
+from .transports._factory import Target, transport_for
 from ._version import __version__
 from ._protocol.versions import at_least
 from .cancel import CancelToken

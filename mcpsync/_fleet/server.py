@@ -32,7 +32,7 @@ from ..config import ServerConfig
 from ..exceptions import (
     CapabilityError, ConfigError, ConnectError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
 )
-from ..transports import create_transport
+from ..transports._factory import config_type, create_transport
 from ..transports.base import Transport
 from ..transports.streamable_http import StreamableHTTPTransport
 from ..types import Tool
@@ -561,13 +561,6 @@ def _list_changed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Cli
     server, client = me(), client_ref()
     if server is not None and client is not None:
         server.host.submit(server.refresh_job, client)
-
-
-def config_type(transport: Transport) -> str:
-    """The config ``type`` that names ``transport``'s kind: ``stdio``, ``http`` or ``sse`` (another kind as is)."""
-    return "http" if transport.kind == "streamable-http" else transport.kind
-
-
 def _engine_closed(client: Client) -> bool:
     """True once the transport has failed its callers (its ``on_close`` runs after that)."""
     return client.transport.close_reason() is not None

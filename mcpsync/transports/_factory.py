@@ -1,9 +1,15 @@
-"""What ``mcpsync.connect(target, **options)`` connects to: a target turned into a transport.
+"""The one place a target or a server config becomes a transport.
 
-A target is an argv list (stdio), an ``http(s)://`` URL (Streamable HTTP, with its
-legacy HTTP+SSE fallback), a server config dict, or a ready
-:class:`~mcpsync.transports.Transport`. The keyword options are split into the
-transport's and the client's.
+``mcpsync.connect(target, **options)`` takes a target: an argv list (stdio), an ``http(s)://``
+URL (Streamable HTTP, with its legacy HTTP+SSE fallback), a server config dict, or a ready
+:class:`~mcpsync.transports.Transport`; :func:`transport_for` turns it into a transport and
+splits the keyword options into the transport's and the client's. :func:`create_transport`
+turns a config dict (``mcpServers`` style, or :meth:`ServerConfig.transport_config`) into one.
+
+Which options a transport takes is read from its constructor (:func:`options_of`): nobody lists
+them by hand. Which config keys it takes from a dict is the tuple each transport class declares
+(``config_keys``); ``timeout`` in a config is milliseconds and becomes seconds here. The type
+names a config may use are :mod:`mcpsync._protocol.transports`' (config reads them too).
 
 Pure construction: no thread is started and nothing is opened here (the client's
 ``connect()`` opens the transport). Raises :class:`~mcpsync.ConfigError` (a ``ValueError``)
@@ -15,24 +21,99 @@ first two words: they may hold secrets.
 
 from __future__ import annotations
 
+import inspect
 import re
 import shlex
-from typing import Any, Dict, Mapping, Sequence, Tuple, Union
+from typing import Any, Dict, FrozenSet, Mapping, Sequence, Set, Tuple, Type, Union
 
+from .._protocol.transports import HTTP, SSE, STDIO, TYPE_NAMES
 from ..exceptions import ConfigError
-from ..transports import StdioTransport, Transport, create_transport
+from .base import Transport
+from .sse import SSETransport
+from .stdio import StdioTransport
+from .streamable_http import StreamableHTTPTransport
 
-__all__ = ["TRANSPORT_OPTIONS", "Target", "transport_for"]
+__all__ = ["TRANSPORT_OPTIONS", "Target", "config_type", "create_transport", "options_of", "transport_for"]
 
 Target = Union[str, Sequence[str], Mapping[str, Any], Transport]
 
-#: The ``connect()`` options that configure the transport; every other one is the client's.
-TRANSPORT_OPTIONS = frozenset({
-    "env", "cwd", "inherit_env", "name", "timeout", "max_message_size", "shutdown_timeout", "max_workers",
-    # HTTP transports
-    "headers", "token", "auth", "verify", "cert", "proxies", "trust_env", "connect_timeout", "endpoint_timeout",
-    "legacy_fallback", "resume_delay", "pool_size",
-})
+#: A config's type (after :data:`~mcpsync._protocol.transports.TYPE_NAMES`) -> the transport class.
+CLASSES: Dict[str, Type[Transport]] = {STDIO: StdioTransport, HTTP: StreamableHTTPTransport, SSE: SSETransport}
+
+
+def options_of(cls: type) -> FrozenSet[str]:
+    """The keyword options ``cls``'s constructor takes, following ``**options`` up to its bases."""
+    found: Set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        found.update(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            break
+    return frozenset(found)
+
+
+#: The ``connect()`` options that configure the transport (any transport a target can become);
+#: every other one is the client's.
+TRANSPORT_OPTIONS: FrozenSet[str] = frozenset().union(*(options_of(cls) for cls in CLASSES.values()))
+
+
+def config_type(transport: Transport) -> str:
+    """The config ``type`` that names ``transport``'s kind: ``stdio``, ``http`` or ``sse`` (another kind as is)."""
+    for name, cls in CLASSES.items():
+        if transport.kind == cls.kind:
+            return name
+    return transport.kind
+
+
+def create_transport(config: Dict[str, Any], **options: Any) -> Transport:
+    """Build an unopened transport from a server config dict.
+
+    ``type`` omitted or ``"stdio"`` gives a :class:`StdioTransport` (keys
+    ``command``, ``args``, ``env``, ``cwd``, ``timeout`` in milliseconds).
+    ``"http"``, ``"streamable-http"`` or ``"streamableHttp"`` gives a
+    :class:`StreamableHTTPTransport` and ``"sse"`` an :class:`SSETransport`
+    (keys ``url``, ``headers``, ``token``, ``verify``, ``timeout`` in
+    milliseconds). A ``url`` without a ``type`` gives a Streamable HTTP
+    transport that offers the legacy HTTP+SSE fallback during the handshake.
+    ``options`` are passed to the transport and win over the config.
+
+    Raises:
+        ValueError: the config is incomplete or names an unknown type.
+    """
+    if not isinstance(config, dict):
+        raise ValueError(f"A server config must be a dict, not {type(config).__name__}")
+    declared = config.get("type")
+    if declared is None and "url" in config and "command" not in config:
+        kind = HTTP
+        options.setdefault("legacy_fallback", True)
+    elif declared is None:
+        kind = STDIO
+    else:
+        named = TYPE_NAMES.get(declared) if isinstance(declared, str) else None
+        if named is None:
+            raise ValueError(f"Unknown transport type {declared!r}: expected 'stdio', 'http' or 'sse'")
+        kind = named
+    cls = CLASSES[kind]
+    if "timeout" in config and "timeout" not in options:
+        options["timeout"] = float(config["timeout"]) / 1000.0  # config files say milliseconds
+    for key in cls.config_keys:
+        if key in config and key not in options:
+            options[key] = config[key]
+    if kind == STDIO:
+        command = config.get("command")
+        if not isinstance(command, str) or not command:
+            raise ValueError("stdio server config needs a 'command' string")
+        args = config.get("args") or []
+        if not isinstance(args, list):
+            raise ValueError("'args' must be a list of strings")
+        return StdioTransport(command, args, **options)
+    url = config.get("url")
+    if not isinstance(url, str) or not url:
+        raise ValueError(f"An HTTP server config needs a 'url' string (type {config.get('type')!r})")
+    return cls(url, **options)  # type: ignore[call-arg]  # an HTTP transport: (url, **options)
 
 
 def transport_for(target: Target, options: Mapping[str, Any]) -> Tuple[Transport, Dict[str, Any]]:

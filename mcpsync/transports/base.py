@@ -74,6 +74,8 @@ class Transport(abc.ABC):
     """
 
     kind = "transport"
+    #: The keys of a server config dict this kind takes (``timeout`` aside: the factory converts it).
+    config_keys: Tuple[str, ...] = ()
 
     #: Whether garbage collecting an open transport warns (ResourceWarning) and closes it.
     _close_when_collected = True

@@ -67,6 +67,8 @@ class StdioTransport(Transport):
     """
 
     kind = "stdio"
+    #: The keys of a server config dict it takes (the factory reads them; ``timeout`` aside).
+    config_keys: Tuple[str, ...] = ("env", "cwd", "inherit_env", "name")
 
     def __init__(
         self,
@@ -475,19 +477,3 @@ def _close_all_at_exit() -> None:
 import atexit  # noqa: E402  (registered once the module is ready)
 
 atexit.register(_close_all_at_exit)
-
-
-def stdio_from_config(config: Dict[str, Any], **options: Any) -> StdioTransport:
-    """Build a StdioTransport from a config dict (``command``, ``args``, ``env``, ``cwd``, ``timeout`` ms)."""
-    command = config.get("command")
-    if not isinstance(command, str) or not command:
-        raise ValueError("stdio server config needs a 'command' string")
-    args = config.get("args") or []
-    if not isinstance(args, list):
-        raise ValueError("'args' must be a list of strings")
-    if "timeout" in config and "timeout" not in options:
-        options["timeout"] = float(config["timeout"]) / 1000.0
-    for key in ("env", "cwd", "inherit_env", "name"):
-        if key in config and key not in options:
-            options[key] = config[key]
-    return StdioTransport(command, args, **options)
