@@ -21,7 +21,7 @@ from .capabilities import ServerCapabilities
 from .client import Client, connect
 from .progress import ProgressBar
 from ._signals import SignalExit, install_signal_handlers
-from ._session.spill import SpilledResult
+from ._features.spill import SpilledResult
 from .exceptions import (
     AuthError,
     CapabilityError,

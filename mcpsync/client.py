@@ -11,9 +11,8 @@ import threading
 from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
 
 from ._protocol.methods import (
-    COMPLETION_COMPLETE, NOTIFY_ROOTS_LIST_CHANGED, PING, PROMPTS_GET, PROMPTS_LIST, RESOURCES_LIST,
-    RESOURCES_SUBSCRIBE, RESOURCES_TEMPLATES_LIST, RESOURCES_UNSUBSCRIBE, SERVER_DISCOVER, TOOLS_CALL,
-    TOOLS_LIST,
+    NOTIFY_ROOTS_LIST_CHANGED, PROMPTS_GET, PROMPTS_LIST, RESOURCES_LIST,
+    RESOURCES_SUBSCRIBE, RESOURCES_TEMPLATES_LIST, RESOURCES_UNSUBSCRIBE, TOOLS_LIST,
 )
 from . import _fork, _lifecycle, capabilities
 from ._rpc.jsonrpc import JSONObject
@@ -22,16 +21,17 @@ from ._session import era as _era
 from ._session import mrtr as _mrtr
 from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
 from ._session.session import call_options
-from ._session.skills import SkillRef
-from ._session.spill import capped, limit, limit_raw
+from ._features.skills import SkillRef
+from ._features.spill import capped
+from ._features import utilities
+from ._features.tools import call_tool
 from .transports._factory import Target, transport_for
 from ._version import __version__
-from ._protocol.versions import at_least
 from .cancel import CancelToken
 from .exceptions import TransportClosed
 from .handlers import LogMessage, RootsSource
 from .subscriptions import Subscription, UpdateCallback
-from .tasks import Task, TaskInfo, call_as_task, list_tasks
+from .tasks import Task, TaskInfo, list_tasks
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
 from .skills import LoadedSkill, Skill, SkillContent
@@ -336,7 +336,7 @@ class Client:
 
         Raises like :meth:`request`.
         """
-        self._session.call(SERVER_DISCOVER if self.modern else PING, None, call_options(timeout, cancel))
+        utilities.ping(self._session, call_options(timeout, cancel))
 
     # tools
 
@@ -413,13 +413,7 @@ class Client:
     def _call_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
                    options: CallOptions) -> Union[CallToolResult, Task]:
         """:meth:`call_tool` with its options built; ``options.deadline``, when set, ends a task-backed wait."""
-        params: JSONObject = {"name": name, "arguments": dict(arguments) if arguments else {}}
-        session = self._session
-        if session.plain_tool_calls and not task:
-            # The hot path: a legacy session whose server runs no tool as a task.
-            return limit_raw(session.legacy_call(TOOLS_CALL, params, options), options)
-        session.require("tools", what=f"call tool {name!r}")
-        return limit(call_as_task(session, self._tool_calls, params, task, options, always=self.tasks), options)
+        return call_tool(self._session, self._tool_calls, name, arguments, task, options, always=self.tasks)
 
     def list_tasks(self, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> List[TaskInfo]:
         """The server's tasks (``tasks/list``, 2025-11-25; the 2026 tasks extension has no list).
@@ -515,7 +509,7 @@ class Client:
         return GetPromptResult.from_dict(self._session.call(PROMPTS_GET, params,
                                                             call_options(timeout, cancel, on_progress)))
 
-    # skills (the io.modelcontextprotocol/skills extension: mcpsync._session.skills, docs/skills.md)
+    # skills (the io.modelcontextprotocol/skills extension: mcpsync._features.skills, docs/skills.md)
 
     def list_skills(self, *, refresh: bool = False, timeout: Optional[float] = None,
                     cancel: Optional[CancelToken] = None) -> List[Skill]:
@@ -552,14 +546,8 @@ class Client:
         ``{"type": "ref/resource", "uri": ...}``; ``context`` gives the
         arguments already chosen.
         """
-        version = self.protocol_version
-        if version and at_least(version, "2025-03-26"):
-            self._session.require("completions", what="complete arguments")
-        params: JSONObject = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
-        if context:
-            params["context"] = {"arguments": dict(context)}
-        return CompleteResult.from_dict(self._session.call(COMPLETION_COMPLETE, params,
-                                                           call_options(timeout, cancel)))
+        return utilities.complete(self._session, self.protocol_version, ref, argument, value, context,
+                                  call_options(timeout, cancel))
 
     def set_logging_level(self, level: str, *, timeout: Optional[float] = None,
                           cancel: Optional[CancelToken] = None) -> None:
@@ -568,7 +556,7 @@ class Client:
         Legacy servers get ``logging/setLevel``; modern ones have no such
         request: the level goes in the ``_meta`` of every later request.
         """
-        self._streams.set_log_level(level, call_options(timeout, cancel))  # kept for a renewed session
+        utilities.set_log_level(self._session, level, call_options(timeout, cancel))  # kept for a renewed session
 
 def _unpickle(cls: Any, transport: Transport, options: Dict[str, Any]) -> Client:
     client: Client = cls(transport, **options)

@@ -37,16 +37,15 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
 from ._protocol.methods import TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, TASKS_UPDATE
 from ._rpc.jsonrpc import JSONObject
-from ._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
+from ._rpc.options import DEFAULT_OPTIONS, CallOptions
 from ._session.meta import TASKS_EXTENSION
 from ._session.mrtr import answer_all
 from ._session.session import Session, SessionHandle
-from ._session.toolcalls import ToolCalls
 from .cancel import CancelToken
 from .exceptions import CapabilityError, MCPError, ProtocolError, RequestCancelled, RequestTimeout
 from .types import CallToolResult, MCPObject, _Field
 
-__all__ = ["Task", "TaskInfo", "call_as_task"]
+__all__ = ["Task", "TaskInfo"]
 
 log = logging.getLogger("mcpsync.tasks")
 
@@ -285,25 +284,3 @@ def _remaining(deadline: float, timeout: Optional[float]) -> Optional[float]:
     if timeout is None:
         return None
     return max(deadline - time.monotonic(), 0.001)
-
-
-def call_as_task(session: SessionHandle, tool_calls: ToolCalls, params: JSONObject, task: bool,
-                 options: CallOptions, *, always: bool) -> "CallToolResult | Task":
-    """One ``tools/call`` that may run as a task: the :class:`Task` handle (``task=True``) or the result.
-
-    A plain call that the server (or the tool's ``taskSupport: "required"``) turns into a
-    task waits for it here; that wait ends at ``options.deadline`` or, without one, when
-    ``options.timeout`` (else the session's default) has passed since the request went out.
-    ``always`` declares the 2026 tasks extension on the call (``Client(tasks=True)``).
-    """
-    name = str(params.get("name", ""))
-    # Where a wait for a task ends, should the call become one (the clock starts before the request).
-    deadline = options.deadline or Deadline.after(
-        options.timeout if options.timeout is not None else session.default_timeout)
-    created, result = tool_calls.call(name, params, task, options, always_tasks=always)
-    if created is None:
-        return Task.completed(session, name, result, True) if task else CallToolResult.from_dict(result)
-    handle = Task(session, created, modern=session.modern, tool=name)
-    # A passed deadline still leaves one last short poll.
-    return handle if task else handle.result(max(deadline.remaining(), 0.001))
-

@@ -264,14 +264,23 @@ def _docstring_nodes(tree: ast.AST) -> Set[int]:
     return ids
 
 
+def _all_list_nodes(tree: ast.AST) -> Set[int]:
+    """The string constants of ``__all__ = [...]``: names of the module's own, not values."""
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            ids.update(id(child) for child in ast.walk(node.value))
+    return ids
+
+
 def string_constants(name: str) -> Iterator[Tuple[int, str]]:
     """(line, text) of every string constant in a module's code (f-string parts included,
-    docstrings excluded: they describe, they do not decide)."""
+    docstrings and ``__all__`` excluded: they describe, they do not decide)."""
     path = MODULES[name]
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    docstrings = _docstring_nodes(tree)
+    skipped = _docstring_nodes(tree) | _all_list_nodes(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped:
             yield node.lineno, node.value
 
 

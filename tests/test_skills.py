@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, List
 import pytest
 
 import mcpsync
-from mcpsync._session.frontmatter import FrontmatterError, parse_frontmatter, same_value
+from mcpsync._features.frontmatter import FrontmatterError, parse_frontmatter, same_value
 
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 from skills_http import LOGO, SkillsServer  # noqa: E402

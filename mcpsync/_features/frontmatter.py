@@ -1,7 +1,7 @@
 """Reading a SKILL.md's YAML frontmatter, with no YAML library, for the skills extension's checks.
 
 A skill's entry carries its frontmatter as JSON; the client must compare that with what the
-``SKILL.md`` it reads actually says (:mod:`mcpsync._session.skills`). mcpsync depends on no YAML
+``SKILL.md`` it reads actually says (:mod:`mcpsync._features.skills`). mcpsync depends on no YAML
 package, so this module reads the part of YAML that frontmatter is written in: block mappings
 and sequences by indentation, plain, single- and double-quoted scalars, ``|`` and ``>`` block
 scalars, one-line flow sequences and mappings, and comments. Scalars resolve as YAML 1.2's core

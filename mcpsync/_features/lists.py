@@ -4,7 +4,7 @@
 session's call pipeline, serves and stores whole lists in the
 :class:`~mcpsync._session.listcache.ListCache` by the era's rules (legacy: until
 ``list_changed``; modern: ``ttlMs``/``cacheScope`` per page), and hands tool lists to
-the :class:`~mcpsync._session.tools.ToolBook` (definitions, header plans).
+the :class:`~mcpsync._features.toolbook.ToolBook` (definitions, header plans).
 
 Threads: any number of threads may list at once; each blocks for its own pages.
 A list fetched while a ``list_changed`` arrived is returned but not stored.
@@ -18,10 +18,10 @@ from .._protocol.methods import TOOLS_LIST
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import CallOptions
 from ..types import MCPObject, PromptList, ResourceList, Tool, ToolList
-from .listcache import ListCache, credential_of
-from .pagination import paginate
-from .session import Session
-from .tools import ToolBook
+from .._session.listcache import ListCache, credential_of
+from .._session.pagination import paginate
+from .._session.session import Session
+from .toolbook import ToolBook
 
 __all__ = ["Lists"]
 

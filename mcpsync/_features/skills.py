@@ -37,9 +37,9 @@ from .._rpc.options import CallOptions
 from ..exceptions import MCPError, ProtocolError, SkillVerificationError, UnknownSkillError
 from ..skills import LoadedSkill, Skill, SkillContent, SkillFile
 from .frontmatter import FrontmatterError, parse_frontmatter, same_value, split_frontmatter
-from .listing import Lists
-from .meta import SKILLS_EXTENSION
-from .session import Session
+from .lists import Lists
+from .._session.meta import SKILLS_EXTENSION
+from .._session.session import Session
 
 __all__ = ["SKILLS_EXTENSION", "Skills", "verify"]
 

@@ -30,7 +30,7 @@ from .._rpc.options import DEFAULT_OPTIONS, CallOptions
 from ..exceptions import MCPSyncError
 from ..types import CallToolResult
 
-__all__ = ["SpillError", "SpilledResult", "capped", "limit", "limit_raw", "output_dir", "result_size", "spill"]
+__all__ = ["SpillError", "SpilledResult", "capped", "cut", "limit", "output_dir", "result_size", "spill"]
 
 R = TypeVar("R")
 
@@ -96,17 +96,19 @@ def limit(result: R, options: CallOptions) -> R:
     """``result`` cut to ``options.max_output`` when it is a tool result over that cap (else itself)."""
     if options.max_output is None or not isinstance(result, CallToolResult) or isinstance(result, SpilledResult):
         return result
-    limited: Any = limit_raw(result.to_dict(), options)
-    return limited  # type: ignore[no-any-return]
+    limited: Any = cut(result.to_dict(), options.max_output)
+    return result if limited is None else limited
 
 
-def limit_raw(data: Any, options: CallOptions) -> CallToolResult:
-    """The wire result ``data`` of ``tools/call`` as a :class:`CallToolResult`, cut to ``options.max_output``."""
-    cap = options.max_output
-    if cap is None or not isinstance(data, dict):
-        return CallToolResult.from_dict(data)
+def cut(data: Any, cap: int) -> Optional[SpilledResult]:
+    """The wire result ``data`` of ``tools/call`` cut to ``cap`` bytes and spilled, or None when it fits.
+
+    The tools room builds every result; this only applies the limit to one over its cap.
+    """
+    if not isinstance(data, dict):
+        return None
     size = result_size(data)
-    return CallToolResult.from_dict(data) if size <= cap else spill(data, cap, size)
+    return None if size <= cap else spill(data, cap, size)
 
 
 # -- measuring --------------------------------------------------------------------------------

@@ -21,9 +21,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError
 from ..transports._headers import HeaderPlan, screen_tools
-from .errors import HEADER_MISMATCH
+from .._session.errors import HEADER_MISMATCH
 
-__all__ = ["ToolBook", "offers_tool_tasks", "takes_header_plans"]
+__all__ = ["ToolBook", "offers_tool_tasks"]
 
 log = logging.getLogger("mcpsync.client")
 
@@ -34,11 +34,6 @@ def offers_tool_tasks(capabilities: Mapping[str, Any]) -> bool:
     requests = tasks.get("requests") if isinstance(tasks, dict) else None
     tools = requests.get("tools") if isinstance(requests, dict) else None
     return isinstance(tools, dict) and "call" in tools
-
-
-def takes_header_plans(transport: Any) -> bool:
-    """Whether ``transport`` sends tool arguments as ``Mcp-Param-*`` headers (it says so itself)."""
-    return bool(getattr(transport, "routes_tool_headers", False))
 
 
 class ToolBook:

@@ -14,10 +14,10 @@ import math
 import threading
 import time
 from fnmatch import fnmatchcase
-from typing import Any, Callable, Iterable, List, Optional, Protocol, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Protocol, Sequence, Tuple
 
 from ..config import ServerConfig
-from ..exceptions import ConfigError, ServerNotConnected, ToolNotAllowed, UnknownToolError
+from ..exceptions import ConfigError, ServerNotConnected, ToolNotAllowed
 from ..types import Tool
 
 __all__ = ["StartupWindow", "ToolNotAllowed", "allows", "check_tool", "disabled_error", "output_limit",

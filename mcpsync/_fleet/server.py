@@ -33,7 +33,6 @@ from ..exceptions import (
     CapabilityError, ConfigError, ConnectError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
 )
 from ..transports._factory import config_type, create_transport
-from ..transports.base import Transport
 from ..transports.streamable_http import StreamableHTTPTransport
 from ..types import Tool
 from .policy import StartupWindow, disabled_error

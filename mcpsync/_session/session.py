@@ -44,7 +44,6 @@ from . import mrtr as _mrtr
 from .callbacks import PROGRESS_SIGNATURE, check_callback
 from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .resend import send_again
-from .tools import takes_header_plans
 from .tracing import with_trace_context
 
 __all__ = ["Session", "SessionHandle", "call_options"]
@@ -324,3 +323,8 @@ class Session:
             raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
         if self.capabilities_known and extension not in self.server_capabilities.extensions:
             raise CapabilityError(f"Server {self.name!r} does not declare the {extension!r} extension; cannot {what}")
+
+
+def takes_header_plans(transport: Any) -> bool:
+    """Whether ``transport`` sends tool arguments as ``Mcp-Param-*`` headers (it says so itself)."""
+    return bool(getattr(transport, "routes_tool_headers", False))

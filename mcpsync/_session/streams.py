@@ -26,7 +26,7 @@ from typing import List, Optional, Protocol, Set
 from .._protocol.methods import LOGGING_SET_LEVEL, RESOURCES_SUBSCRIBE
 from .._rpc.options import CallOptions, Deadline
 from ..exceptions import MCPSyncError
-from .notifications import LIST_CHANGED, LOG_LEVELS
+from .notifications import LIST_CHANGED
 from .session import Session
 from .tracing import with_trace_context
 
@@ -84,19 +84,6 @@ class Streams:
                                           options=CallOptions(deadline=deadline))
             except MCPSyncError as exc:  # the connection is fine; only the log level did not take
                 log.warning("[%s] Could not set the log level to %r: %s", session.name, session.log_level, exc)
-
-    def set_log_level(self, level: str, options: CallOptions) -> None:
-        """``Client.set_logging_level``: legacy ``logging/setLevel``; modern, the ``_meta`` of later requests.
-
-        Either way the level is kept, to be set again after a renewal.
-        """
-        if level not in LOG_LEVELS:
-            raise ValueError(f"Unknown log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
-        session = self._session
-        if not session.modern:
-            session.require("logging", what="set the log level")
-            session.call(LOGGING_SET_LEVEL, {"level": level}, options)
-        session.log_level = level
 
     def handler_added(self, method: str) -> None:
         """A handler for ``method`` arrived after the connect: open the stream it needs."""
