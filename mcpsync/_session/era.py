@@ -42,10 +42,21 @@ log = logging.getLogger("mcpsync.client")
 AUTO, MODERN, LEGACY = "auto", "modern", "legacy"
 DEFAULT_PROBE_TIMEOUT = 3.0
 
-# How a transport finds out its server's era (``Transport.era_detection``).
+# How the session finds out a server's era, by the transport's kind (:func:`detection_for`).
 PROBE = "probe"  # stdio and other byte streams: server/discover with a short timeout
 HTTP = "http"  # Streamable HTTP: the modern request first, then read the 4xx body
 HANDSHAKE = "legacy"  # always initialize (legacy HTTP+SSE, in-memory test doubles)
+# Every kind not named here (stdio, the fake server's, a user's own transport) probes. A scripted
+# memory peer answers what its test scripts (pass protocol= for another era).
+_DETECTION = {"streamable-http": HTTP, "sse": HANDSHAKE, "memory": HANDSHAKE}
+
+
+def detection_for(transport: Any) -> str:
+    """How ``protocol="auto"`` finds the era of the server behind ``transport``: PROBE, HTTP or HANDSHAKE.
+
+    The session decides this, not the transport: it reads only the transport's ``kind``.
+    """
+    return _DETECTION.get(getattr(transport, "kind", ""), PROBE)
 
 
 def check_protocol(protocol: str) -> str:

@@ -146,7 +146,7 @@ class Handshake:
             discover=lambda version, timeout: self.discover(session, version, options(timeout)),
             initialize=lambda version, exact, timeout: self.initialize(session, version, exact, options(timeout)),
             adopt=lambda version, result: self.adopt(session, version, result),
-            detection=transport.era_detection, key=_era.cache_key(transport), probe_timeout=probe_timeout,
+            detection=_era.detection_for(transport), key=_era.cache_key(transport), probe_timeout=probe_timeout,
         )
         try:
             negotiation.run(protocol, budget)

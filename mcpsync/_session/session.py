@@ -325,6 +325,11 @@ class Session:
             raise CapabilityError(f"Server {self.name!r} does not declare the {extension!r} extension; cannot {what}")
 
 
+# The transports that copy tool arguments into ``Mcp-Param-*`` headers (their ``set_header_plans``
+# is honoured): Streamable HTTP, in the 2026-07-28 era.
+_HEADER_ROUTING_KINDS = frozenset({"streamable-http"})
+
+
 def takes_header_plans(transport: Any) -> bool:
-    """Whether ``transport`` sends tool arguments as ``Mcp-Param-*`` headers (it says so itself)."""
-    return bool(getattr(transport, "routes_tool_headers", False))
+    """Whether ``transport`` sends tool arguments as ``Mcp-Param-*`` headers (by its kind: the session decides)."""
+    return getattr(transport, "kind", "") in _HEADER_ROUTING_KINDS

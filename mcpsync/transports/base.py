@@ -196,11 +196,6 @@ class Transport(abc.ABC):
         """Answer ``method`` straight from the reader thread; ``handler`` must not block."""
         self._engine.incoming.set_inline_handler(method, handler)
 
-    #: How ``protocol="auto"`` finds this transport's era: "probe" (a ``server/discover`` probe with a
-    #: short timeout, for stdio and other byte streams), "http" (Streamable HTTP's modern-request-first
-    #: rule) or "legacy" (always the ``initialize`` handshake).
-    era_detection = "probe"
-
     def set_protocol_version(self, version: Optional[str]) -> None:
         """Told by the client: the version in use (None before one is chosen); HTTP sends it as a header.
 
@@ -212,11 +207,6 @@ class Transport(abc.ABC):
         is decided, as the engine's generic "answer the peer's requests" setting.
         """
         self._engine.incoming.set_answering(not is_modern(version))
-
-    #: Whether :meth:`set_header_plans` is honoured: the transport copies tool arguments into
-    #: ``Mcp-Param-*`` headers (Streamable HTTP in the 2026-07-28 era). The client screens the
-    #: tools' ``x-mcp-header`` annotations only for such a transport.
-    routes_tool_headers = False
 
     def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
         """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).

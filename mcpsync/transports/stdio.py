@@ -25,6 +25,7 @@ from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequ
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
+from .._rpc.wire import Receiver
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.workers import DropReport, join_quietly
 from ..exceptions import ConnectError, ProtocolError, TransportClosed
@@ -310,8 +311,9 @@ _HELD_OPEN = "server process exited but its stdout is still held open"
 
 
 def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[BaseException]], None], stream: IO[bytes],
-                 engine: Any, limit: int, name: str) -> None:
-    """Reader thread: one JSON-RPC message per line, until EOF; then ``lost(cause)`` closes the transport."""
+                 engine: Receiver, limit: int, name: str) -> None:
+    """Reader thread: one JSON-RPC message per line, until EOF, each handed to ``engine``; then
+    ``lost(cause)`` closes the transport."""
     cause: Optional[BaseException] = _EndOfStream("server closed its stdout")
     skips = DropReport(first=_SKIPS_LOGGED)  # a flood of garbage must not become a flood of log lines
     try:

@@ -102,8 +102,6 @@ class StreamableHTTPTransport(HTTPTransportBase):
     """
 
     kind = "streamable-http"
-    routes_tool_headers = True
-    era_detection = "http"
 
     def __init__(self, url: str, *, resume_delay: float = 1.0, listener_backoff: "tuple[float, float]" = (0.5, 30.0),
                  legacy_fallback: bool = False, endpoint_timeout: float = 10.0, **options: Any) -> None:
