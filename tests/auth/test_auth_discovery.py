@@ -11,7 +11,7 @@ import pytest
 
 import mcpsync
 
-from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
+from ..auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
 
 PRM = "/.well-known/oauth-protected-resource"
 

@@ -19,7 +19,7 @@ import requests
 import mcpsync
 from mcpsync.auth import _tokens
 
-from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
+from ..auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
 
 
 def echo(client, text="hi"):

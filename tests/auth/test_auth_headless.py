@@ -9,7 +9,7 @@ import pytest
 import mcpsync
 from mcpsync.auth import _tokens
 
-from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
+from ..auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
 
 
 def key_pair(kind):

@@ -22,9 +22,9 @@ import pytest
 import mcpsync
 from mcpsync.auth import WorkloadIdentity
 
-from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
+from ..auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "servers"))
 from auth_server import AuthServerThread  # noqa: E402
 
 SECRET = "pre-registered-secret-4711"

@@ -14,7 +14,7 @@ import requests
 import mcpsync
 from mcpsync.auth import _flow
 
-from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
+from ..auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
 
 
 class Browser:

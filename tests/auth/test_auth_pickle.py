@@ -21,8 +21,8 @@ import requests
 
 import mcpsync
 
-from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
-from .test_fork import helpers_stopped  # noqa: F401  (fixture)
+from ..auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
+from ..test_fork import helpers_stopped  # noqa: F401  (fixture)
 
 
 def approve(url: str) -> str:

@@ -21,7 +21,7 @@ import pytest
 
 import mcpsync
 
-from .auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
+from ..auth_fixtures import _auth_servers, stack  # noqa: F401  (fixtures)
 
 
 def echo(client, text="hi"):
@@ -141,7 +141,7 @@ def test_two_processes_on_one_token_file_refresh_once_and_keep_the_live_grant(st
     import subprocess
     import sys
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     path = tmp_path / "tokens.json"
     with stack.connect(stack.oauth(store=mcpsync.FileTokenStore(path))) as client:

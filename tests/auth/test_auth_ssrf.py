@@ -22,7 +22,7 @@ import pytest
 
 import mcpsync
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "servers"))
 from auth_server import AuthServerThread  # noqa: E402
 
 PUBLIC_ADDRESS = "93.184.216.34"

@@ -12,8 +12,8 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from .conftest import ROOT, server_argv
-from .http_fixtures import _sdk_servers  # noqa: F401  (fixture)
+from ..conftest import ROOT, server_argv
+from ..http_fixtures import _sdk_servers  # noqa: F401  (fixture)
 
 
 def stdio(script: str, *args: str, **keys: Any) -> Dict[str, Any]:

@@ -14,7 +14,7 @@ import mcpsync
 from mcpsync import config
 from mcpsync.manager import Manager
 
-from .conftest import server_argv
+from ..conftest import server_argv
 
 
 def stdio(script: str, *args: str, **keys: Any) -> Dict[str, Any]:

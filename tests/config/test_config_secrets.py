@@ -20,8 +20,8 @@ from mcpsync.config import Config, ServerConfig
 from mcpsync.exceptions import ConfigError
 from mcpsync.manager import Manager
 
-from .conftest import server_argv
-from .test_cli import Shell
+from ..conftest import server_argv
+from ..cli.test_cli import Shell
 
 SECRET = "tok-Zq81vQ-SECRET"
 

@@ -25,8 +25,8 @@ from mcpsync import config as mcpconfig
 from mcpsync.exceptions import ConfigError, ServerNotConnected
 from mcpsync.manager import Manager
 
-from .conftest import server_argv
-from .test_cli import Shell
+from ..conftest import server_argv
+from ..cli.test_cli import Shell
 
 SECRET = "clone-Hq9-SECRET"
 
@@ -272,7 +272,7 @@ def sh(clone: Clone, tmp_path: Path) -> Shell:
     shell.env = {key: value for key, value in os.environ.items() if not key.startswith(("XDG_", "MCPSYNC_"))}
     shell.env.update(HOME=str(clone.home), XDG_CONFIG_HOME=str(clone.home / ".config"),
                      XDG_CACHE_HOME=str(clone.home / ".cache"), CLONE_SECRET=SECRET,
-                     PYTHONPATH=str(Path(__file__).parent.parent))
+                     PYTHONPATH=str(Path(__file__).parent.parent.parent))
     shell.trust_project = False
     return shell
 

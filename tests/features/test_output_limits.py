@@ -17,7 +17,7 @@ from mcpsync import CallToolResult, MCPSyncError, SpilledResult
 from mcpsync.manager import Manager
 from mcpsync.testing import FakeServer
 
-from .conftest import server_argv
+from ..conftest import server_argv
 
 BIG = "0123456789" * 10_000  # 100,000 bytes of text
 PNG = base64.b64encode(b"\x89PNG" + bytes(3000)).decode()

@@ -17,7 +17,7 @@ import pytest
 import mcpsync
 from mcpsync._features.frontmatter import FrontmatterError, parse_frontmatter, same_value
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "servers"))
 from skills_http import LOGO, SkillsServer  # noqa: E402
 
 
@@ -228,7 +228,7 @@ def test_frontmatter_values_compare_as_json_does():
 
 
 def test_the_command_lists_skills_and_shows_one_verified(server, tmp_path):
-    from .test_cli import Shell
+    from ..cli.test_cli import Shell
 
     sh = Shell(tmp_path)
     listed = sh.run("skills", server.url())

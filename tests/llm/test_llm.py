@@ -26,7 +26,7 @@ from mcpsync.llm._names import PARAMETER_NAME, NameMap, safe_name
 from mcpsync.manager import Manager
 from mcpsync.testing import FakeServer
 
-from .conftest import server_argv
+from ..conftest import server_argv
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -520,7 +520,7 @@ def test_the_llm_examples_run(script: str, expected: str) -> None:
     import subprocess
     import sys
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

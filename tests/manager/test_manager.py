@@ -15,7 +15,7 @@ from mcpsync import config as mcpconfig
 from mcpsync._fleet.toolcache import ToolCache
 from mcpsync.manager import Manager, ReconnectPolicy
 
-from .conftest import server_argv
+from ..conftest import server_argv
 
 FAST_RECONNECT = ReconnectPolicy(initial_delay=0.01, max_delay=0.05)
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from mcpsync.manager import Manager
 
-from .conftest import server_argv
-from .http_fixtures import _sdk_servers  # noqa: F401  (fixture)
+from ..conftest import server_argv
+from ..http_fixtures import _sdk_servers  # noqa: F401  (fixture)
 
 
 def test_one_config_with_stdio_streamable_http_and_legacy_sse_servers(_sdk_servers: Any, tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_the_command_takes_an_http_url_as_its_server(_sdk_servers: Any, tmp_path
     import subprocess
     import sys
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     server = _sdk_servers("json-stateful")
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),

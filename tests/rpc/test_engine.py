@@ -11,8 +11,8 @@ import pytest
 
 from mcpsync import CancelToken, MCPError, RequestCancelled, RequestTimeout, TransportClosed
 
-from .conftest import until
-from .peer import ScriptedPeer
+from ..conftest import until
+from ..peer import ScriptedPeer
 
 
 def is_cancel(message):

@@ -15,8 +15,8 @@ import pytest
 import mcpsync
 from mcpsync.transports import SSETransport, StreamableHTTPTransport
 
-from .conftest import server_argv
-from .http_fixtures import _sdk_servers, make_sdk_fixture, mis  # noqa: F401 (fixtures)
+from ..conftest import server_argv
+from ..http_fixtures import _sdk_servers, make_sdk_fixture, mis  # noqa: F401 (fixtures)
 
 sdk = make_sdk_fixture("json-stateful")
 

@@ -22,9 +22,9 @@ from mcpsync._session import era as _era
 from mcpsync.transports._headers import encode_value, header_plan, param_headers, routing_headers
 from mcpsync._session.listcache import ListCache
 
-from .conftest import LogWatch, server_argv, until
-from .http_fixtures import mis  # noqa: F401  (fixture)
-from .peer import ScriptedPeer
+from ..conftest import LogWatch, server_argv, until
+from ..http_fixtures import mis  # noqa: F401  (fixture)
+from ..peer import ScriptedPeer
 
 MODERN = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"

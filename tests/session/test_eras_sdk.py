@@ -22,8 +22,8 @@ from mcpsync import (
     MissingClientCapability, RequestTimeout, StreamableHTTPTransport, Task, URLElicitationRequired,
 )
 
-from .conftest import LogWatch, server_argv
-from .http_fixtures import _era_sdk_servers, make_era_fixture  # noqa: F401  (fixtures)
+from ..conftest import LogWatch, server_argv
+from ..http_fixtures import _era_sdk_servers, make_era_fixture  # noqa: F401  (fixtures)
 
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
 ERAS = {"dual": MODERN, "legacy-only": LEGACY}

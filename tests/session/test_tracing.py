@@ -17,8 +17,8 @@ import pytest
 
 import mcpsync
 
-from .conftest import server_argv
-from .http_fixtures import UvicornThread, era_sdk_server
+from ..conftest import server_argv
+from ..http_fixtures import UvicornThread, era_sdk_server
 
 trace = pytest.importorskip("opentelemetry.trace")
 baggage = pytest.importorskip("opentelemetry.baggage")

@@ -13,7 +13,7 @@ import pytest
 
 from mcpsync.testing import FakeServer, FakeServerMixin
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 
 def _run(case: type) -> unittest.TestResult:
@@ -134,5 +134,5 @@ def test_the_project_run_does_not_collect_the_examples() -> None:
     collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
                                cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert collected.returncode == 0, collected.stdout[-3000:]
-    assert "tests/test_testing_helpers.py" in collected.stdout
+    assert "tests/testing/test_testing_helpers.py" in collected.stdout
     assert "examples/" not in collected.stdout

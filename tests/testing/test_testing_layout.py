@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 from typing import Dict, Iterator, List, Set
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 PACKAGE = "mcpsync.testing"
 FOLDER = ROOT / "mcpsync" / "testing"

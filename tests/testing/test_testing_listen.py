@@ -21,7 +21,7 @@ from mcpsync import CancelToken, Client, MCPError, RequestCancelled
 from mcpsync.testing import Context, FakeServer
 from mcpsync.testing._memory import FakeTransport
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 MODERN = "2026-07-28"
 ERAS = ["legacy", MODERN]

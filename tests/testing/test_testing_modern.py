@@ -1,7 +1,7 @@
 """mcpsync.testing.FakeServer under the 2026-07-28 protocol: no handshake, ``_meta`` on every request.
 
 These tests send the modern requests themselves over the server's in-memory
-transport; tests/test_testing_listen.py has the notification streams.
+transport; tests/testing/test_testing_listen.py has the notification streams.
 """
 
 from __future__ import annotations

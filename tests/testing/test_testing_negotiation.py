@@ -13,7 +13,7 @@ import pytest
 import mcpsync
 from mcpsync.testing import FakeServer, FakeServerMixin
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 MODERN = "2026-07-28"
 LEGACY_ONLY = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]

@@ -18,7 +18,7 @@ import pytest
 import mcpsync
 from mcpsync import RequestTimeout, TransportClosed
 
-from .conftest import LogWatch, server_argv
+from ..conftest import LogWatch, server_argv
 
 MODERN = "2026-07-28"
 

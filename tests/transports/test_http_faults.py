@@ -13,7 +13,7 @@ from mcpsync import (
     StreamableHTTPTransport, TransportClosed,
 )
 
-from .http_fixtures import mis  # noqa: F401  (fixture)
+from ..http_fixtures import mis  # noqa: F401  (fixture)
 
 
 def client_for(server, **options):
@@ -324,7 +324,7 @@ def test_authorization_is_not_sent_to_another_origin_on_redirect(mis):
     with pytest.raises(HTTPStatusError, match="another origin"):
         client_for(front, token="s3cret").connect()
     assert front.records[0].headers["authorization"] == "Bearer s3cret"
-    assert target.records == []  # the redirect is not followed at all (tests/test_http_redirects.py)
+    assert target.records == []  # the redirect is not followed at all (tests/transports/test_http_redirects.py)
 
 
 def test_connection_refused_is_a_connect_error(mis):

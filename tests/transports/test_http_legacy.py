@@ -15,7 +15,7 @@ from mcpsync import (
     create_transport,
 )
 
-from .http_fixtures import mis  # noqa: F401  (fixture)
+from ..http_fixtures import mis  # noqa: F401  (fixture)
 
 
 def test_the_legacy_transport_posts_to_the_endpoint_and_reads_the_stream(mis):

@@ -23,7 +23,7 @@ from mcpsync.auth._tokens import Token
 from mcpsync.exceptions import CrossOriginRedirect
 from mcpsync.transports._http_session import new_session
 
-from .http_fixtures import mis  # noqa: F401  (fixture)
+from ..http_fixtures import mis  # noqa: F401  (fixture)
 
 TOKEN = "tok-SECRET-1f2e"
 API_KEY = "key-SECRET-9a8b"

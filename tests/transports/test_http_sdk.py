@@ -17,7 +17,7 @@ from mcpsync import (
     CancelToken, MCPError, RequestCancelled, RequestTimeout, SSETransport, StreamableHTTPTransport,
 )
 
-from .http_fixtures import _sdk_servers, make_sdk_fixture  # noqa: F401  (fixtures)
+from ..http_fixtures import _sdk_servers, make_sdk_fixture  # noqa: F401  (fixtures)
 
 ALL = ("json-stateful", "sse-stateful", "json-stateless", "sse-stateless", "legacy-sse")
 sdk = make_sdk_fixture(*ALL)

@@ -9,7 +9,7 @@ import pytest
 import mcpsync
 from mcpsync import ConnectError, HTTPStatusError, ProtocolError, RequestTimeout, call_mcp
 
-from .http_fixtures import _sdk_servers, make_sdk_fixture, mis  # noqa: F401  (fixtures)
+from ..http_fixtures import _sdk_servers, make_sdk_fixture, mis  # noqa: F401  (fixtures)
 
 stateless = make_sdk_fixture("json-stateless", "sse-stateless")
 stateful = make_sdk_fixture("sse-stateful")

@@ -21,7 +21,7 @@ from mcpsync._rpc.engine import Engine
 from mcpsync._rpc.wire import CallWire
 from mcpsync.transports._pipe_writer import SHARE_LIMIT, PipeWriter
 
-from .conftest import until
+from ..conftest import until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes (Windows writes block)")
 

@@ -19,9 +19,9 @@ import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 from mcpsync.transports import StreamableHTTPTransport
 
-from .conftest import until
+from ..conftest import until
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "servers"))
 
 import era_sdk_server  # noqa: E402
 import ts_session_http  # noqa: E402

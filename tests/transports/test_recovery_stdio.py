@@ -17,7 +17,7 @@ import pytest
 import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 
-from .conftest import SERVERS
+from ..conftest import SERVERS
 
 MISBEHAVING = str(SERVERS / "misbehaving.py")
 

@@ -11,7 +11,7 @@ import pytest
 import mcpsync
 from mcpsync import TransportClosed
 
-from .conftest import server_argv, until
+from ..conftest import server_argv, until
 
 pidfds = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no process file descriptors here")
 

@@ -28,7 +28,7 @@ from mcpsync import (
     CancelToken, ConnectError, RequestCancelled, RequestTimeout, TransportClosed, UnsupportedProtocolVersion,
 )
 
-from .conftest import PY, ROOT, _children, server_argv
+from ..conftest import PY, ROOT, _children, server_argv
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups, signals and /proc")
 

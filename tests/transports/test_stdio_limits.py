@@ -25,8 +25,8 @@ import mcpsync
 from mcpsync import ProtocolError
 from mcpsync._rpc import jsonrpc as rpc
 
-from .conftest import ROOT, server_argv, until
-from .reliability.conftest import rss_bytes
+from ..conftest import ROOT, server_argv, until
+from ..reliability.conftest import rss_bytes
 
 ENGINE_LOG = "mcpsync.engine"
 
@@ -241,7 +241,7 @@ def test_a_queue_takes_one_message_of_any_size_and_refuses_more_past_its_budget(
 
 
 def test_a_flood_of_garbage_lines_is_counted_but_not_logged_line_by_line(logs: Any) -> None:
-    from .reliability.conftest import hostile_stdio
+    from ..reliability.conftest import hostile_stdio
 
     with mcpsync.connect(hostile_stdio("garbage-bytes"), timeout=60, shutdown_timeout=0.5) as client:
         assert client.call_tool("echo").text == "right"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from .conftest import PY, ROOT, server_argv
+from ..conftest import PY, ROOT, server_argv
 
 MB = 1024 * 1024
 

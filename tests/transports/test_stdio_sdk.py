@@ -38,7 +38,7 @@ from mcpsync import (
     TransportClosed,
 )
 
-from .conftest import server_argv
+from ..conftest import server_argv
 
 SERVER_LOGGER = "mcpsync.server.sdk_server"
 LATEST = "2025-11-25"
