@@ -44,9 +44,12 @@ class StubHandler(BaseHTTPRequestHandler):
 
 
 class StubServer:
-    """A threaded HTTP server for one test: ``start()``, ``url()``, ``record()``, ``stop()``."""
+    """A threaded HTTP server for one test: ``start()``, ``url()``, ``record()``, ``stop()``.
 
-    def __init__(self, handler: Type[StubHandler], *, name: str, quiet: bool = False) -> None:
+    ``port`` 0 takes a free one; a given port can be bound again at once (a "restarted" server).
+    """
+
+    def __init__(self, handler: Type[StubHandler], *, name: str, quiet: bool = False, port: int = 0) -> None:
         self.records: List[Any] = []
         self.cond = threading.Condition()
         self.stopping = threading.Event()
@@ -58,7 +61,7 @@ class StubServer:
             pass
 
         Handler.owner = owner
-        self.httpd = (_QuietServer if quiet else ThreadingHTTPServer)(("127.0.0.1", 0), Handler)
+        self.httpd = (_QuietServer if quiet else ThreadingHTTPServer)(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
