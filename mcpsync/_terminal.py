@@ -9,8 +9,10 @@ reaches stdout or stderr: each of those characters is written as a visible escap
 ``\\u202e``) instead of being interpreted. mcpsync's own escape sequences (its progress line) are
 written by mcpsync's own code and never pass through here.
 
-JSON output needs no gate: ``json.dumps`` with ``ensure_ascii=True`` escapes every control and
-non-ASCII character, so ``--json`` output stays exact JSON and is already safe.
+JSON output (``--json``) passes :func:`shown_json` instead: the same characters are written as
+JSON ``\\u`` escapes, so the output stays exact JSON (it parses to the very strings the server sent)
+while no control reaches the terminal. (``json.dumps`` escapes C0 controls itself, but with
+``ensure_ascii=False`` it writes C1 controls, bidi overrides and invisible characters raw.)
 
 This is a leaf module: it imports nothing of mcpsync. Pure functions; safe from any thread.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["shown", "is_safe"]
+__all__ = ["shown", "shown_json", "is_safe"]
 
 # Characters that change what a terminal shows without being shown themselves, beyond C0/C1:
 # bidi embeddings/overrides/isolates and marks, zero-width and other invisible format characters,
@@ -71,3 +73,23 @@ def shown(text: object, *, lines: bool = False) -> str:
     if s.isascii() and s.isprintable():
         return s  # the common case: plain printable ASCII, nothing to do
     return "".join(_escape(ch) if _unsafe(ch, lines) else ch for ch in s)
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code > 0xFFFF:  # JSON spells a character beyond the BMP as a surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def shown_json(text: str) -> str:
+    """JSON text (as ``json.dumps`` writes it) with every character :func:`shown` would escape
+    written as a JSON ``\\uXXXX`` escape: the same JSON value, safe on a terminal.
+
+    Newlines and tabs outside strings (indentation) are kept; inside strings ``json.dumps`` has
+    already escaped them. Letters of any script are kept as they are. Never raises.
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(_json_escape(ch) if _unsafe(ch, True) else ch for ch in text)
