@@ -162,3 +162,41 @@ def test_nothing_in_the_cli_writes_to_a_terminal_but_through_the_writer() -> Non
     files = sorted(CLI.glob("*.py"))
     assert any(path.name == WRITER for path in files)
     assert [hit for path in files for hit in _bypasses(path)] == []
+
+
+# -- the pieces ---------------------------------------------------------------------------------
+
+
+def test_the_library_progress_bar_shows_the_servers_message_escaped() -> None:
+    import io
+
+    from mcpsync import ProgressBar
+
+    stream = io.StringIO()
+    with ProgressBar("work", file=stream, use_tqdm=False) as bar:
+        bar(1, 2, PAYLOAD)
+    drawn = stream.getvalue()
+    assert drawn.startswith("\r") and drawn.endswith("\x1b[K\n")  # the bar's own sequences stay
+    assert_gated(drawn[1:-4])
+    assert drawn[1:-4].endswith("1/2 " + VISIBLE)
+
+
+def test_own_sequences_pass_the_writer_and_nothing_built_from_them_does(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcpsync.cli import _output as out
+
+    out.write(out.CLEAR_LINE, "a\x1b[2Jb\n", err=True)
+    out.write(out.CLEAR_LINE + "\x1b]0;t\x07")  # a str built from an Own one is outside text again
+    out.server_lines(["boom \x1b[1A", "\u202eok\r"])
+    captured = capsys.readouterr()
+    assert captured.err == "\r\x1b[Ka\\x1b[2Jb\n  boom \\x1b[1A\n  \\u202eok\\x0d\n"
+    assert captured.out == "\\x0d\\x1b[K\\x1b]0;t\\x07"
+
+
+def test_an_argument_quoted_back_in_a_usage_error_is_shown_escaped(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "mcpsync", "bad\x1b]0;t\x07"], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2
+    err = proc.stderr.decode("utf-8")
+    assert_gated(err)
+    assert "invalid choice: 'bad\\x1b]0;t\\x07'" in err
