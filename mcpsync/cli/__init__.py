@@ -33,7 +33,9 @@ JSON-RPC error, a missing capability, a protocol violation); 130 interrupted.
 ``servers`` exits with the code of the first server that failed (3 for an
 invalid entry, 4 for one that could not start), 0 when none did.
 An error is one line on stderr (``mcpsync: error: ...``); ``--debug`` adds the
-traceback and mcpsync's logs.
+traceback and mcpsync's logs. Text from a server or a config file is shown escaped (a
+control, bidi or invisible character as ``\\x1b`` or ``\\u202e``): all output goes through
+one writer, :mod:`mcpsync.cli._output`. ``--json`` output is exact JSON.
 """
 
 from __future__ import annotations
