@@ -19,7 +19,9 @@ This is a leaf module: it imports nothing of mcpsync. Pure functions; safe from 
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from typing import Callable, Match
 
 __all__ = ["shown", "shown_json", "is_safe"]
 
@@ -56,9 +58,44 @@ def _unsafe(ch: str, lines: bool) -> bool:
     return unicodedata.category(ch) in ("Cf", "Cs", "Co", "Cn")
 
 
+# Runs of characters that may need escaping: everything but printable ASCII (and, with ``lines``,
+# newline and tab). Most runs (words of other scripts) are printable as a whole, which
+# str.isprintable() tells at C speed; only a run that is not is looked at character by character.
+_RUNS = re.compile(r"[^\x20-\x7e]+")
+_RUNS_LINES = re.compile(r"[^\x20-\x7e\n\t]+")
+
+
+_BLOCK = 4096
+
+
+def _gate(s: str, lines: bool, escape: Callable[[str], str]) -> str:
+    """``s`` with each unsafe character replaced by ``escape(ch)``.
+
+    Linear, and fast where it matters: a text that is printable as a whole (any script) is
+    told so by str.isprintable() at C speed; so is each line and each block of a long one,
+    and only a block that is not printable is looked at run by run.
+    """
+    if s.isprintable():
+        return s  # the common case: nothing to do
+    if lines and "\n" in s:
+        return "\n".join(_gate(part, lines, escape) for part in s.split("\n"))
+    runs = _RUNS_LINES if lines else _RUNS
+
+    def fix(match: "Match[str]") -> str:
+        run = match.group()
+        if run.isprintable():  # letters, marks, symbols, ordinary spaces: all safe
+            return run
+        return "".join(escape(ch) if _unsafe(ch, lines) else ch for ch in run)
+
+    if len(s) <= _BLOCK:
+        return runs.sub(fix, s)
+    blocks = (s[i:i + _BLOCK] for i in range(0, len(s), _BLOCK))
+    return "".join(block if block.isprintable() else runs.sub(fix, block) for block in blocks)
+
+
 def is_safe(text: str, *, lines: bool = False) -> bool:
     """True when ``text`` holds nothing :func:`shown` would escape."""
-    return not any(_unsafe(ch, lines) for ch in text)
+    return _gate(text, lines, _escape) == text
 
 
 def shown(text: object, *, lines: bool = False) -> str:
@@ -69,10 +106,7 @@ def shown(text: object, *, lines: bool = False) -> str:
     a prompt). A carriage return is always escaped: it would let a later part of a line overwrite
     an earlier one. Accepts any object (``str()`` of it is shown); never raises.
     """
-    s = text if isinstance(text, str) else str(text)
-    if s.isascii() and s.isprintable():
-        return s  # the common case: plain printable ASCII, nothing to do
-    return "".join(_escape(ch) if _unsafe(ch, lines) else ch for ch in s)
+    return _gate(text if isinstance(text, str) else str(text), lines, _escape)
 
 
 def _json_escape(ch: str) -> str:
@@ -90,6 +124,4 @@ def shown_json(text: str) -> str:
     Newlines and tabs outside strings (indentation) are kept; inside strings ``json.dumps`` has
     already escaped them. Letters of any script are kept as they are. Never raises.
     """
-    if text.isascii() and text.isprintable():
-        return text
-    return "".join(_json_escape(ch) if _unsafe(ch, True) else ch for ch in text)
+    return _gate(text, True, _json_escape)
