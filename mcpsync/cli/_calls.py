@@ -264,7 +264,8 @@ def run_prompt(manager: Any, words: Words, args: argparse.Namespace) -> int:
         out.line(f"# {data['description']}")
     for message in data.get("messages") or []:
         content = message.get("content") or {}
-        text = content.get("text") if isinstance(content, dict) and "text" in content else out.json_text(content, None)
+        is_text = isinstance(content, dict) and "text" in content
+        text = str(content.get("text")) if is_text else out.json_text(content, None)
         out.line(f"{shown(message.get('role', '?'))}: {text}")
     return out.EXIT_OK
 
