@@ -162,10 +162,12 @@ class Client:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def __del__(self) -> None:
+    def __del__(self, _close: Callable[[Any], None] = close_unclosed) -> None:
+        # close_unclosed is bound as a default: at interpreter exit this module's globals may
+        # already be None when the finalizer runs (seen on free-threaded builds).
         session = getattr(self, "_session", None)
         if session is not None and session.ready and not session.closed:
-            close_unclosed(self)
+            _close(self)
 
     # -- what the handshake settled ---------------------------------------------------------
 
