@@ -82,12 +82,10 @@ def canary() -> Iterator[AuthServerThread]:
 
 @pytest.fixture
 def remote(monkeypatch) -> None:
-    """Classify every MCP server as public (on the old tree, without the module, nothing is patched)."""
-    try:
-        from mcpsync.auth import _ssrf
-    except ImportError:  # the tree before the fix: the test then shows what the client did
-        return
-    monkeypatch.setattr(_ssrf, "origin_class", lambda url: _ssrf.PUBLIC)
+    """Classify every MCP server as public."""
+    from mcpsync.transports import _egress
+
+    monkeypatch.setattr(_egress, "origin_class", lambda url: _egress.PUBLIC)
 
 
 def no_person(url: str) -> str:
@@ -134,14 +132,14 @@ def test_a_local_server_may_still_name_local_metadata(hostile, canary):
 # -- the policy itself, with the class and the resolver as input -------------------------------------
 
 def policy(kind: str, names: Optional[Dict[str, List[str]]] = None, trusted=()):
-    from mcpsync.auth._ssrf import FetchPolicy
+    from mcpsync.transports._egress import DiscoveryGate
 
     def resolver(host: str, port: int) -> List[str]:
         if host not in (names or {}):
             raise OSError("no such host")
         return names[host]
 
-    return FetchPolicy("https://mcp.example.com/mcp", server_class=kind, resolver=resolver, trusted=trusted)
+    return DiscoveryGate("https://mcp.example.com/mcp", server_class=kind, resolver=resolver, trusted=trusted)
 
 
 @pytest.mark.parametrize("url", [
@@ -153,9 +151,9 @@ def policy(kind: str, names: Optional[Dict[str, List[str]]] = None, trusted=()):
 def test_a_public_server_may_not_send_the_client_to_non_public_or_plain_http_urls(url):
     names = {"internal.example": ["10.1.2.3"], "mixed.example": [PUBLIC_ADDRESS, "127.0.0.1"],
              "as.example": [PUBLIC_ADDRESS]}
-    with pytest.raises(mcpsync.AuthError) as caught:
+    with pytest.raises(mcpsync.EgressRefused) as caught:
         policy("public", names).check("GET", url)
-    assert caught.value.error == "unsafe_url"
+    assert caught.value.rule in ("address", "unreadable", "metadata")
 
 
 def test_public_https_urls_the_servers_own_origin_and_configured_origins_are_allowed():
@@ -171,7 +169,7 @@ def test_an_intranet_server_may_name_intranet_but_not_loopback_or_link_local_url
     rule = policy("private", {"as.corp": ["10.0.0.8"]})
     rule.check("GET", "https://as.corp/.well-known/openid-configuration")
     for url in ("https://127.0.0.1/", "https://169.254.169.254/", "http://10.0.0.8/"):
-        with pytest.raises(mcpsync.AuthError):
+        with pytest.raises(mcpsync.EgressRefused):
             rule.check("GET", url)
 
 
@@ -182,7 +180,7 @@ def test_a_loopback_server_may_name_anything_and_a_name_that_does_not_resolve_is
 
 
 def test_the_mcp_server_is_classified_by_its_address(monkeypatch):
-    from mcpsync.auth import _ssrf
+    from mcpsync.transports import _egress as _ssrf
 
     monkeypatch.setattr(_ssrf, "resolve", lambda host, port: {"corp.example": ["10.2.3.4"],
                                                               "public.example": ["10.2.3.4", PUBLIC_ADDRESS]}[host])
