@@ -190,3 +190,69 @@ def test_the_mcp_server_is_classified_by_its_address(monkeypatch):
     assert _ssrf.origin_class("https://corp.example/mcp") == "private"
     assert _ssrf.origin_class("https://public.example/mcp") == "public"
     assert _ssrf.origin_class("https://8.8.8.8/mcp") == "public"
+
+
+# -- address classes (issue 20, item 6): unspecified is loopback, metadata is never reachable ---------------
+
+
+@pytest.fixture
+def intranet(monkeypatch) -> None:
+    """Classify every MCP server as one on a private network."""
+    from mcpsync.transports import _egress
+
+    monkeypatch.setattr(_egress, "origin_class", lambda url: _egress.PRIVATE)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "0", "0.0.0.1", "[::]", "[::ffff:0.0.0.0]"])
+def test_an_intranet_server_cannot_aim_discovery_at_this_machine_by_an_unspecified_address(hostile, canary,
+                                                                                            intranet, host):
+    """0.0.0.0 and :: reach loopback: from a private-network server they count as loopback, not private."""
+    url = f"https://{host}:{canary.httpd.server_port}/.well-known/oauth-protected-resource"
+    hostile.challenge = f'Bearer realm="mcp", resource_metadata="{url}"'
+    error = attempt(hostile.url)
+    assert isinstance(error, mcpsync.AuthError) and error.error == "unsafe_url", error
+    assert "loopback address" in str(error)
+    assert isinstance(error.__cause__, mcpsync.EgressRefused) and error.__cause__.rule == "address"
+    assert canary.logic.events == []
+
+
+@pytest.mark.parametrize("kind", ["loopback", "private", "public"])
+@pytest.mark.parametrize("url", [
+    "https://169.254.169.254/latest/meta-data/", "http://169.254.169.254/", "https://[::ffff:169.254.169.254]/",
+    "https://[::ffff:a9fe:a9fe]/", "https://2852039166/", "https://0xa9fea9fe/", "https://0251.0376.0251.0376/",
+    "https://169.254.43518/", "https://[fd00:ec2::254]/latest/", "https://100.100.100.200/", "https://0x646464c8/",
+    "https://[::ffff:100.100.100.200]/", "https://metadata.internal/", "https://metadata6.internal/",
+])
+def test_a_metadata_address_is_refused_whatever_the_class_of_the_server(kind, url):
+    names = {"metadata.internal": ["169.254.169.254"], "metadata6.internal": [PUBLIC_ADDRESS, "fd00:ec2::254"]}
+    with pytest.raises(mcpsync.EgressRefused) as caught:
+        policy(kind, names).check("GET", url)
+    assert caught.value.rule == "metadata", caught.value
+    assert "metadata" in str(caught.value)
+
+
+def test_a_metadata_address_is_refused_even_on_a_trusted_origin():
+    rule = policy("public", trusted=["https://169.254.169.254/token"])
+    with pytest.raises(mcpsync.EgressRefused):
+        rule.check("POST", "https://169.254.169.254/token")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("0.0.0.0", "loopback"), ("0", "loopback"), ("0.1.2.3", "loopback"), ("::", "loopback"), ("[::]", "loopback"),
+    ("::ffff:0.0.0.0", "loopback"), ("127.0.0.1", "loopback"), ("2130706433", "loopback"), ("0x7f.1", "loopback"),
+    ("::1", "loopback"), ("169.254.169.254", "metadata"), ("fd00:ec2::254", "metadata"),
+    ("100.100.100.200", "metadata"), ("169.254.1.1", "link-local"), ("fd00:ec2::253", "private"),
+    ("100.100.100.201", "private"), ("10.0.0.1", "private"), (PUBLIC_ADDRESS, "public"), ("not-an-address", "private"),
+])
+def test_the_address_classes(text, expected):
+    from mcpsync.transports._egress import address_class
+
+    assert address_class(text) == expected
+
+
+def test_an_mcp_server_on_an_unspecified_address_is_a_loopback_one():
+    from mcpsync.transports._egress import origin_class
+
+    assert origin_class("http://0.0.0.0:8000/mcp") == "loopback"
+    assert origin_class("http://[::]:8000/mcp") == "loopback"
+    assert origin_class("http://169.254.169.254/mcp") == "public"  # the strictest: no gate lets it be reached

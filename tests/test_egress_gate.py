@@ -135,3 +135,32 @@ def test_the_error_pickles_and_shows_the_url_safely():
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is EgressRefused and copy.url == "http://x.example/p" and copy.rule == "location"
     assert str(copy) == "refused"
+
+
+@pytest.mark.parametrize("url", ["http://169.254.169.254/mcp", "http://[fd00:ec2::254]/mcp",
+                                 "http://100.100.100.200:8080/mcp", "http://[::ffff:169.254.169.254]/mcp",
+                                 "http://2852039166/mcp"])
+def test_a_configured_mcp_url_on_a_cloud_metadata_address_is_never_sent_to(url):
+    with pytest.raises(EgressRefused) as info:
+        mcpsync.call_mcp(url, "tools/list", timeout=2)
+    assert info.value.rule == "metadata"
+    with pytest.raises(EgressRefused):
+        mcpsync.connect(url, timeout=2)
+
+
+def test_a_redirect_to_a_metadata_address_on_the_same_origin_rule_is_refused(mis):
+    front = mis()
+    front.redirect_to = "http://169.254.169.254/latest/meta-data/iam/"
+    with pytest.raises(EgressRefused):
+        mcpsync.call_mcp(front.url(), "tools/list", timeout=5)
+
+
+def test_the_gate_costs_one_comparison_for_the_same_url():
+    from mcpsync.transports._egress import OriginGate
+
+    gate = OriginGate("http://127.0.0.1:9/mcp")
+    gate.check("POST", "http://127.0.0.1:9/mcp")
+    assert gate._allowed == "http://127.0.0.1:9/mcp"
+    with pytest.raises(EgressRefused) as info:
+        gate.check("POST", "http://127.0.0.1:10/mcp")
+    assert info.value.rule == "origin" and "127.0.0.1:10" in str(info.value)
