@@ -28,7 +28,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
 from ..exceptions import ConnectError, EgressRefused
@@ -209,11 +209,14 @@ class Gate:
     """The rule a session's requests are held to. Subclasses add theirs in :meth:`_allow`.
 
     :meth:`check` is called by the session's adapter for every request, from any thread; it
-    remembers the last URL it allowed, so the requests of one connection cost one comparison.
+    remembers the few URLs it allowed last, so the requests of one connection cost one set look-up.
     """
 
+    #: How many allowed URLs are remembered (one connection uses one to three).
+    remembered = 16
+
     def __init__(self) -> None:
-        self._allowed: Optional[str] = None
+        self._allowed: Set[str] = set()
 
     def check(self, method: str, url: str) -> None:
         """Allow a ``method`` request to ``url`` (the prepared URL about to be sent), or raise.
@@ -222,7 +225,7 @@ class Gate:
             EgressRefused: the URL breaks the gate's rule (nothing has been sent).
             ConnectError: (a discovery gate) its host name does not resolve.
         """
-        if url == self._allowed:
+        if url in self._allowed:
             return
         where = target(url)
         if _is_metadata(where[1]):
@@ -230,7 +233,9 @@ class Gate:
                                 "service address, which hands out this machine's credentials; mcpsync never "
                                 "sends a request there", url=display_url(url), rule="metadata")
         self._allow(method, url, where)
-        self._allowed = url
+        if len(self._allowed) >= self.remembered:
+            self._allowed.clear()
+        self._allowed.add(url)
 
     def _allow(self, method: str, url: str, where: Target) -> None:
         """Subclass: raise EgressRefused when the rule refuses ``url`` (already read as ``where``)."""
@@ -254,7 +259,7 @@ class OriginGate(Gate):
 
     def _allow(self, method: str, url: str, where: Target) -> None:
         if self._origin is None:
-            self._origin = target(self.url)
+            self._origin = target(_prepared(self.url))
         if where != self._origin:
             here = _target_text(self._origin)
             raise EgressRefused(f"Refusing to send {method} {display_url(url)}: it is on another origin than the "
@@ -344,6 +349,18 @@ class DiscoveryGate(Gate):
             except OSError as exc:
                 raise ConnectError(f"Cannot resolve the host of {shown}: {exc}") from exc
         return self._seen[host]
+
+
+def _prepared(url: str) -> str:
+    """``url`` as requests prepares it (an IDNA host encoded, say); ``url`` itself if it cannot."""
+    import requests  # noqa: PLC0415 (the HTTP stack is loaded by then)
+
+    request = requests.PreparedRequest()
+    try:
+        request.prepare_url(url, None)
+    except requests.exceptions.RequestException:
+        return url
+    return str(request.url)
 
 
 def _is_metadata(host: str) -> bool:
