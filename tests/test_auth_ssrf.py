@@ -256,3 +256,54 @@ def test_an_mcp_server_on_an_unspecified_address_is_a_loopback_one():
     assert origin_class("http://0.0.0.0:8000/mcp") == "loopback"
     assert origin_class("http://[::]:8000/mcp") == "loopback"
     assert origin_class("http://169.254.169.254/mcp") == "public"  # the strictest: no gate lets it be reached
+
+
+def _name_for_this_machine() -> str:
+    """A host name (not "localhost") the system resolver sends to 127.0.0.1, or skip."""
+    import socket
+
+    name = socket.gethostname()
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)}
+    except OSError:
+        pytest.skip("this machine's host name does not resolve")
+    if found != {"127.0.0.1"} or name.lower().endswith("localhost"):
+        pytest.skip("this machine's host name does not resolve to 127.0.0.1 alone")
+    return name
+
+
+def test_a_name_that_resolves_elsewhere_when_connecting_is_refused_before_anything_is_sent(canary):
+    """DNS rebinding: the check's lookup says public, the connection's lookup lands on this machine.
+
+    The check's resolver is the lie (given to the gate when built); the connection resolves for real
+    and reaches the canary on 127.0.0.1, and the gate refuses that connection before any byte is sent.
+    """
+    from mcpsync.auth._fetch import Fetcher
+    from mcpsync.transports._egress import DiscoveryGate
+
+    name = _name_for_this_machine()
+    gate = DiscoveryGate("https://mcp.example.com/mcp", server_class="public",
+                         resolver=lambda host, port: [PUBLIC_ADDRESS])
+    url = f"https://{name}:{canary.httpd.server_port}/.well-known/oauth-authorization-server"
+    with Fetcher(gate=gate, timeout=5) as fetch:
+        with pytest.raises(mcpsync.AuthError) as caught:
+            fetch.get_json(url)
+    assert caught.value.error == "unsafe_url" and "when connecting" in str(caught.value)
+    assert isinstance(caught.value.__cause__, mcpsync.EgressRefused)
+    assert canary.logic.events == []
+
+
+def test_the_peer_check_refuses_metadata_for_every_gate_and_classes_for_discovery():
+    from mcpsync.transports._egress import AnyOrigin, DiscoveryGate, OriginGate
+
+    for gate in (AnyOrigin(), OriginGate("http://mcp.example/mcp"), policy("loopback")):
+        with pytest.raises(mcpsync.EgressRefused):
+            gate.check_peer("http", "metadata.example", 80, "169.254.169.254")
+        gate.check_peer("https", "mcp.example", 443, "127.0.0.1")  # MCP traffic and loopback flows: any class
+    public = DiscoveryGate("https://mcp.example.com/mcp", server_class="public", trusted=["https://idp.corp/token"])
+    public.check_peer("https", "as.example", 443, PUBLIC_ADDRESS)
+    public.check_peer("https", "idp.corp", 443, "10.0.0.9")  # configured by the user
+    public.check_peer("https", "mcp.example.com", 443, "10.0.0.9")  # the MCP server's own origin
+    for address in ("127.0.0.1", "0.0.0.0", "10.0.0.9", "fd00:ec2::254"):
+        with pytest.raises(mcpsync.EgressRefused):
+            public.check_peer("https", "as.example", 443, address)

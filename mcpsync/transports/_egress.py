@@ -240,6 +240,28 @@ class Gate:
     def _allow(self, method: str, url: str, where: Target) -> None:
         """Subclass: raise EgressRefused when the rule refuses ``url`` (already read as ``where``)."""
 
+    def check_peer(self, scheme: str, host: str, port: Optional[int], address: Optional[str]) -> None:
+        """Allow a new connection to ``host`` that reached ``address``, or raise; before any byte is sent.
+
+        Called by the session's connections right after connecting: the address checked is the one
+        the system resolver gave this time (a name that changed its answer since :meth:`check`,
+        DNS rebinding, is caught here). Through a proxy, the address is the proxy's.
+
+        Raises:
+            EgressRefused: the address is a metadata address, or breaks the gate's rule.
+        """
+        if address is None:
+            return
+        shown = _target_text((scheme, host.lower(), port))
+        if address_class(address) == METADATA:
+            raise EgressRefused(f"Refusing to send a request to {shown}: it connected to {address}, a cloud metadata "
+                                "service address, which hands out this machine's credentials; mcpsync never sends "
+                                "a request there", url=shown, rule="metadata")
+        self._allow_peer((scheme, host.lower(), port), address)
+
+    def _allow_peer(self, where: Target, address: str) -> None:
+        """Subclass: raise EgressRefused when a connection to ``where`` may not have reached ``address``."""
+
 
 class AnyOrigin(Gate):
     """Any origin (but never a metadata address or an unreadable URL): for a caller that checked the URL itself."""
@@ -337,6 +359,18 @@ class DiscoveryGate(Gate):
                                     f"{server} is {self.server_class}: a remote server may not point mcpsync at this "
                                     "machine or its network. If this is your own setup, connect to the MCP server "
                                     "by a local address", url=shown, rule="address")
+
+    def _allow_peer(self, where: Target, address: str) -> None:
+        if where in self._trusted or self.server_class == LOOPBACK:
+            return
+        kind = address_class(address)
+        if kind not in _ALLOWED[self.server_class]:
+            shown = _target_text(where)
+            raise EgressRefused(f"Refusing to send a request to {shown}: {where[1]} led to {address}, a {kind} "
+                                f"address, when connecting (its address changed since it was checked, or it was "
+                                f"never resolved to a public one), and the MCP server "
+                                f"{display_url(self.server_url or '')} is {self.server_class}: a remote server may "
+                                "not point mcpsync at this machine or its network", url=shown, rule="address")
 
     def _addresses(self, host: str, port: int, shown: str) -> List[str]:
         if _is_local_name(host):

@@ -118,9 +118,11 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
     if 300 <= response.status_code < 400 and response.headers.get("Location"):
         from urllib.parse import urljoin  # noqa: PLC0415 (only a redirect that was not followed needs it)
 
-        prefix = (f"{prefix}A redirect to {display_url(urljoin(response.url or '', response.headers['Location']))}"
-                  f" was not followed (a redirect's body may be at most {REDIRECT_BODY_LIMIT} bytes, and only "
-                  "301, 302, 303, 307 and 308 are followed): ")
+        shown = display_url(urljoin(response.url or "", response.headers["Location"]))
+        if not shown.isprintable():  # a hostile Location's control characters are shown escaped
+            shown = ascii(shown)
+        prefix = (f"{prefix}A redirect to {shown} was not followed (a redirect's body may be at most "
+                  f"{REDIRECT_BODY_LIMIT} bytes, and only 301, 302, 303, 307 and 308 are followed): ")
         raw = b""  # the body was read, within the bound, or is too large to quote
     try:
         if raw is None:

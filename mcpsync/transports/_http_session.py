@@ -120,6 +120,14 @@ class _Running:
         _local.exchange = self._previous
 
 
+def _peer(sock: Any) -> Optional[str]:
+    """The address ``sock`` is connected to (None when it cannot say)."""
+    try:
+        return str(sock.getpeername()[0])
+    except (OSError, AttributeError, IndexError, TypeError):
+        return None
+
+
 def _socket_of(conn: Any) -> Any:
     """The socket ``conn`` uses: its own, or the one a read-until-close response took over."""
     return getattr(conn, "sock", None) or getattr(conn, "mcpsync_sock", None)
@@ -178,11 +186,25 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool  # noqa: PLC0415
     from urllib3.poolmanager import PoolManager  # noqa: PLC0415
 
-    def tracked(base: Type[Any]) -> Type[Any]:
+    def tracked(base: Type[Any], scheme: str) -> Type[Any]:
         class Tracked(base):  # type: ignore[misc]
             #: The Exchange using this connection now (set and cleared under the owner lock).
             mcpsync_owner: Optional[Exchange] = None
             mcpsync_sock: Any = None
+            #: The gate of the session whose pool made this connection (see TrackedHTTPPool._new_conn).
+            mcpsync_gate: Optional[Gate] = None
+
+            def _new_conn(self) -> Any:
+                sock = super()._new_conn()
+                gate = self.mcpsync_gate
+                if gate is not None:
+                    # Connected, nothing sent yet: the gate sees the address the name led to this time.
+                    try:
+                        gate.check_peer(scheme, str(self.host), self.port, _peer(sock))
+                    except BaseException:
+                        sock.close()
+                        raise
+                return sock
 
             def request(self, *args: Any, **kwargs: Any) -> Any:
                 _note_connection(self)
@@ -201,14 +223,27 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
         return Tracked
 
     class TrackedHTTPPool(HTTPConnectionPool):
-        ConnectionCls = tracked(HTTPConnection)
+        ConnectionCls = tracked(HTTPConnection, "http")
+        #: Set by the adapter that owns the pool: its connections are checked by this gate.
+        mcpsync_gate: Optional[Gate] = None
+
+        def _new_conn(self) -> Any:
+            conn: Any = super()._new_conn()
+            conn.mcpsync_gate = self.mcpsync_gate
+            return conn
 
         def _put_conn(self, conn: Any) -> None:
             _disown(conn)
             super()._put_conn(conn)
 
     class TrackedHTTPSPool(HTTPSConnectionPool):
-        ConnectionCls = tracked(HTTPSConnection)
+        ConnectionCls = tracked(HTTPSConnection, "https")
+        mcpsync_gate: Optional[Gate] = None
+
+        def _new_conn(self) -> Any:
+            conn: Any = super()._new_conn()
+            conn.mcpsync_gate = self.mcpsync_gate
+            return conn
 
         def _put_conn(self, conn: Any) -> None:
             _disown(conn)
@@ -244,6 +279,7 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
             pool = self._pools.get(key)
             if pool is None or pool.pool is None:  # not yet, or closed since
                 pool = super().get_connection_with_tls_context(request, verify, proxies=proxies, cert=cert)
+                setattr(pool, "mcpsync_gate", self._gate)  # a pool the proxy manager made is ours too
                 if len(self._pools) >= self._remembered_limit:
                     self._pools.clear()
                 self._pools[key] = pool
