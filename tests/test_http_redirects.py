@@ -73,6 +73,24 @@ def test_a_post_redirected_to_another_origin_is_refused_and_sends_it_nothing(mis
 
 
 
+@pytest.mark.parametrize("prefix", ["\x01", "\x0b", "\x0c", "\x1f"])
+@pytest.mark.parametrize("credential", ["token", "auth"])
+def test_a_location_starting_with_a_control_character_sends_nothing_to_the_other_origin(mis, prefix, credential):
+    """Issue 20, item 1: requests strips the leading control and goes to the other origin; a check on a
+    requoted copy saw a relative path (``%01http://...``). The gate refuses the Location outright."""
+    from mcpsync.exceptions import EgressRefused
+
+    collector = mis()
+    front = mis(session=True, redirect_status=308)
+    front.redirect_to = prefix + collector.url()
+    options: Any = {"token": TOKEN} if credential == "token" else {"auth": seeded_auth(front.url())}
+    transport = StreamableHTTPTransport(front.url(), headers={"X-Api-Key": API_KEY}, timeout=10, **options)
+    with pytest.raises(EgressRefused) as info:
+        mcpsync.Client(transport).connect()
+    assert info.value.rule == "reference" and "\\x" in str(info.value)  # the control is shown escaped
+    assert collector.records == [], leaked(collector.records)
+
+
 def test_a_redirect_away_on_the_era_probe_is_raised_not_taken_for_a_legacy_server(mis):
     collector = mis()
     front = mis(redirect_to=collector.url(), redirect_status=307)

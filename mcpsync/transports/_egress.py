@@ -15,7 +15,9 @@ is about to go out, never a re-parse of a header beside it. Two rules live here:
 
 A URL the two URL parsers in play (the standard library's and urllib3's) read as different
 origins is refused, and a cloud metadata address (:data:`METADATA_ADDRESSES`) is refused by every
-gate. A redirect's ``Location`` holding a control character, whitespace, a backslash or userinfo
+gate. Each new connection is checked once more, right after it connects and before any byte is
+sent, on the address it reached (:meth:`Gate.check_peer`): a name is caught there whatever it
+resolved to at the check. A redirect's ``Location`` holding a control character, whitespace, a backslash or userinfo
 is refused before any hop (:func:`check_reference`). A refusal is
 :class:`~mcpsync.exceptions.EgressRefused`, raised before any byte goes out.
 
@@ -306,9 +308,9 @@ class DiscoveryGate(Gate):
     endpoint) are allowed without a lookup (but never as a literal metadata address). Not
     thread-safe: one flow, one thread.
 
-    Residual risk: the name is resolved again when the request is sent, so a DNS server that
-    answers differently between the check and the connection (DNS rebinding) is not stopped
-    here; the fetcher follows no redirect, which keeps the window to that one lookup.
+    The name is resolved again when the connection is made; :meth:`check_peer` then checks the
+    address the connection actually reached, before any byte is sent, so a DNS server that
+    answers differently the second time (DNS rebinding) is refused too.
 
     Args:
         server_url: the MCP server.
