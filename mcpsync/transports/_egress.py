@@ -38,7 +38,7 @@ from ._urls import display_url, origin
 
 __all__ = [
     "LINK_LOCAL", "LOOPBACK", "METADATA", "METADATA_ADDRESSES", "PRIVATE", "PUBLIC", "AnyOrigin", "DiscoveryGate",
-    "Gate", "OriginGate", "address_class", "check_reference", "origin_class", "resolve", "target",
+    "Gate", "OriginGate", "address_class", "check_reference", "origin_class", "resolve", "shown", "target",
 ]
 
 LOOPBACK, LINK_LOCAL, PRIVATE, PUBLIC, METADATA = "loopback", "link-local", "private", "public", "metadata"
@@ -151,6 +151,16 @@ def _unsafe_character(text: str) -> bool:
     return any(ch <= " " or ch == "\x7f" or ch == "\\" or not ch.isprintable() for ch in text)
 
 
+_USERINFO = re.compile(r"(//)[^/?#]*@")
+
+
+def shown(text: str) -> str:
+    """``text`` (a URL or reference a server sent) safe for a message: no query, fragment or
+    userinfo, at most 200 characters, and quoted with every control character escaped (``'\\x01...'``)."""
+    text = _USERINFO.sub(r"\1***@", text.split("?", 1)[0].split("#", 1)[0])[:200]
+    return ascii(text)
+
+
 def check_reference(base: str, reference: str, what: str) -> str:
     """``reference`` resolved against ``base``, if it is a plain URL or path; else EgressRefused.
 
@@ -164,8 +174,7 @@ def check_reference(base: str, reference: str, what: str) -> str:
         EgressRefused: (``rule="reference"``) the reference holds one of those.
     """
     if _unsafe_character(reference) or "@" in urlsplit(reference).netloc:
-        shown = ascii(reference.split("?", 1)[0][:200])  # escapes controls; the query may hold a session id
-        raise EgressRefused(f"Refusing {what} {shown} from {display_url(base)}: it holds a control character, "
+        raise EgressRefused(f"Refusing {what} {shown(reference)} from {display_url(base)}: it holds a control character, "
                             "whitespace, a backslash or userinfo, so nothing was sent to it. A server should name "
                             "a plain URL or path; if this server is yours, fix what it sends, otherwise report it "
                             "to its operator", url=display_url(base), rule="reference")
@@ -181,20 +190,23 @@ def target(url: str) -> Target:
     """
     from urllib3.util import parse_url  # noqa: PLC0415 (the HTTP stack is loaded by then)
 
-    shown = display_url(url) if not _unsafe_character(url) else ascii(url[:200])
+    try:
+        where = display_url(url) if not _unsafe_character(url) else shown(url)
+    except ValueError:
+        where = shown(url)
     try:
         parts = urlsplit(url)
         mine: Target = ((parts.scheme or "").lower(), (parts.hostname or "").lower(), parts.port)
         parsed = parse_url(url)
         theirs: Target = ((parsed.scheme or "").lower(), (parsed.host or "").strip("[]").lower(), parsed.port)
     except ValueError as exc:
-        raise EgressRefused(f"Refusing to send a request to {shown}: its address cannot be read ({exc})",
-                            url=shown, rule="unreadable") from exc
+        raise EgressRefused(f"Refusing to send a request to {where}: its address cannot be read (a bad port, "
+                            "host or IPv6 literal)", url=where, rule="unreadable") from exc
     mine = (mine[0], mine[1], mine[2] if mine[2] is not None else _DEFAULT_PORTS.get(mine[0]))
     theirs = (theirs[0], theirs[1], theirs[2] if theirs[2] is not None else _DEFAULT_PORTS.get(theirs[0]))
     if mine != theirs or not mine[1] or _unsafe_character(mine[1]):
-        raise EgressRefused(f"Refusing to send a request to {shown}: its host cannot be read unambiguously "
-                            "(URL parsers disagree about it)", url=shown, rule="unreadable")
+        raise EgressRefused(f"Refusing to send a request to {where}: its host cannot be read unambiguously "
+                            "(URL parsers disagree about it)", url=where, rule="unreadable")
     return mine
 
 
@@ -216,6 +228,8 @@ class Gate:
 
     #: How many allowed URLs are remembered (one connection uses one to three).
     remembered = 16
+    #: The rule for a place a server names to send requests to (see :func:`check_reference`).
+    check_reference = staticmethod(check_reference)
 
     def __init__(self) -> None:
         self._allowed: Set[str] = set()

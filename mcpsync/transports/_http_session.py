@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
 from .. import _fork
 from .._version import __version__
 from ..exceptions import CrossOriginRedirect, EgressRefused
-from ._egress import Gate, check_reference
+from ._egress import Gate
 from ._urls import display_url, origin, origin_text, same_origin
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -354,7 +354,7 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
             if location is None:
                 return None
             try:
-                check_reference(resp.url, location, f"the redirect (HTTP {resp.status_code}) to")
+                self.gate.check_reference(resp.url, location, f"the redirect (HTTP {resp.status_code}) to")
             except EgressRefused:
                 resp.close()
                 raise

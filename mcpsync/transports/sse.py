@@ -19,7 +19,7 @@ from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ConnectError, EgressRefused, HTTPStatusError, RequestTimeout, TransportError
 from ._http import HTTPTransportBase
 from ._http_io import media_type, not_an_endpoint, read_body, status_error
-from ._egress import check_reference
+from ._egress import shown
 from ._http_session import Exchange, prepared_url
 from ._sse import SSEEvent, SSEParser
 from ._urls import display_url
@@ -168,17 +168,16 @@ class SSETransport(HTTPTransportBase):
                 the gate's :class:`~mcpsync.exceptions.EgressRefused`).
         """
         text = data.decode("utf-8", errors="replace").strip()
-        shown = text.split("?", 1)[0][:200]  # the query often holds the server's session id: never shown
+        what = f"Refusing the endpoint {shown(text)} from {display_url(self.url)}"  # never its query (a session id)
         try:
-            resolved = prepared_url(check_reference(self.url, text, "the endpoint"))
+            resolved = prepared_url(self._gate.check_reference(self.url, text, "the endpoint"))
             self._gate.check("POST", resolved)
         except EgressRefused as exc:
-            reason = "it is on another origin than" if exc.rule == "origin" else "it is not a plain URL on"
-            raise ConnectError(f"Refusing the endpoint {ascii(shown)}: {reason} {display_url(self.url)}. "
-                               f"{exc}") from exc
+            reason = "it is on another origin" if exc.rule == "origin" else "it is not a plain URL on this origin"
+            raise ConnectError(f"{what}: {reason}. {exc}") from exc
         except ValueError as exc:
-            raise ConnectError(f"Refusing the endpoint {ascii(shown)} from {display_url(self.url)}: "
-                               f"{exc}") from exc
+            raise ConnectError(f"{what}: requests cannot send to it (no host, a bad port or scheme); a server "
+                               "should send a path such as '/messages?session_id=...'") from exc
         self.endpoint = resolved
         self._endpoint_ready.set()
 
