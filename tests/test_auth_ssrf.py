@@ -1,9 +1,10 @@
 """A remote MCP server cannot make the client fetch this machine's or its network's URLs (issue 13, item 5).
 
 Everything runs on 127.0.0.1, so the "remote" case is made by the seam the
-rule has for it: ``_ssrf.origin_class`` (how the MCP server is classified) is
-replaced to say ``public``, and the policy object takes the class (and a
-resolver) as input for the unit tests. The hostile MCP server answers every
+rule has for it: ``transports._egress.origin_class`` (how the MCP server is
+classified) is replaced to say ``public``, and the flow's gate takes the class (and a
+resolver) as input for the unit tests. The rule runs in the egress gate, on the URL
+about to be sent (issue 20). The hostile MCP server answers every
 request with a 401 whose ``resource_metadata`` (or whose metadata's
 ``authorization_servers``) names a "canary" server on 127.0.0.1; the canary
 records every request it gets, and must get none.
@@ -180,16 +181,16 @@ def test_a_loopback_server_may_name_anything_and_a_name_that_does_not_resolve_is
 
 
 def test_the_mcp_server_is_classified_by_its_address(monkeypatch):
-    from mcpsync.transports import _egress as _ssrf
+    from mcpsync.transports import _egress
 
-    monkeypatch.setattr(_ssrf, "resolve", lambda host, port: {"corp.example": ["10.2.3.4"],
+    monkeypatch.setattr(_egress, "resolve", lambda host, port: {"corp.example": ["10.2.3.4"],
                                                               "public.example": ["10.2.3.4", PUBLIC_ADDRESS]}[host])
-    assert _ssrf.origin_class("http://127.0.0.1:8000/mcp") == "loopback"
-    assert _ssrf.origin_class("http://localhost:8000/mcp") == "loopback"
-    assert _ssrf.origin_class("https://10.1.1.1/mcp") == "private"
-    assert _ssrf.origin_class("https://corp.example/mcp") == "private"
-    assert _ssrf.origin_class("https://public.example/mcp") == "public"
-    assert _ssrf.origin_class("https://8.8.8.8/mcp") == "public"
+    assert _egress.origin_class("http://127.0.0.1:8000/mcp") == "loopback"
+    assert _egress.origin_class("http://localhost:8000/mcp") == "loopback"
+    assert _egress.origin_class("https://10.1.1.1/mcp") == "private"
+    assert _egress.origin_class("https://corp.example/mcp") == "private"
+    assert _egress.origin_class("https://public.example/mcp") == "public"
+    assert _egress.origin_class("https://8.8.8.8/mcp") == "public"
 
 
 # -- address classes (issue 20, item 6): unspecified is loopback, metadata is never reachable ---------------
