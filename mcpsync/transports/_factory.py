@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import shlex
 from typing import Any, Dict, FrozenSet, Mapping, Sequence, Set, Tuple, Type, Union
 
 from .._protocol.transports import HTTP, SSE, STDIO, TYPE_NAMES
@@ -172,6 +171,8 @@ def _string_advice(target: str) -> str:
         shown = text.split("?", 1)[0] + ("?..." if "?" in text else "")  # a query may hold a key
         return (f"Cannot connect to the string {shown!r}: it looks like an HTTP address without its scheme; "
                 f"write 'http://{shown}' (or 'https://{shown}'). {ACCEPTED}")
+    import shlex  # only to explain a rejected target: keeps `import mcpsync` light
+
     try:
         words = shlex.split(text)
     except ValueError:
