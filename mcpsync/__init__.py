@@ -48,6 +48,7 @@ from .exceptions import (
     UnknownServerError,
     UnknownSkillError,
     UnknownToolError,
+    UnsafeDirectory,
     UnsupportedProtocolVersion,
     URLElicitationRequired,
 )
@@ -214,6 +215,7 @@ __all__ = [
     "UnknownServerError",
     "UnknownSkillError",
     "UnknownToolError",
+    "UnsafeDirectory",
     "UnsupportedProtocolVersion",
     "WorkloadIdentity",
     "__version__",

@@ -27,13 +27,15 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, TextIO, Union
 
-from ..exceptions import ConfigError
+from .._private import private_directory, trustworthy_directory
+from ..exceptions import ConfigError, UnsafeDirectory
 from ._model import ServerConfig
 from ._parse import read_env_file
 
@@ -256,12 +258,18 @@ def _is_terminal(stream: Any) -> bool:
 def _read(path: Path) -> Optional[Dict[str, Any]]:
     """The record's projects map; {} when there is no record, None when it cannot be read or parsed."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as stream:
+            problem = _forgeable(path, os.fstat(stream.fileno()))
+            text = stream.read().decode("utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         log.warning("Cannot read the project trust record %s (%s); no project file is trusted",
                     path, getattr(exc, "strerror", None) or exc)
+        return None
+    if problem is not None:
+        log.warning("The project trust record %s %s, so anyone could have written it; no project file is "
+                    "trusted (check it, then make its directory private: chmod 700 %s)", path, problem, path.parent)
         return None
     try:
         data = json.loads(text)
@@ -274,11 +282,24 @@ def _read(path: Path) -> Optional[Dict[str, Any]]:
     return projects
 
 
+def _forgeable(path: Path, info: "os.stat_result") -> Optional[str]:
+    """Why someone else could have written the record (it, or its directory, is not the user's alone)."""
+    if os.name != "posix":
+        return None
+    if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "is not yours alone"
+    try:
+        trustworthy_directory(path.parent, what="the project trust record's directory")
+    except UnsafeDirectory as exc:
+        return f"is in a directory that {exc.problem}"
+    return None
+
+
 def _update(change: Callable[[Dict[str, Any]], None]) -> None:
     """Read the record, apply ``change(projects)`` and write it back atomically (mode 0600)."""
     path = trust_file()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_directory(path.parent, what="the project trust record's directory", tighten=True)
         projects = _read(path)
         if projects is None:  # keep what did not parse (a newer format, say) rather than overwrite it
             aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
@@ -288,6 +309,8 @@ def _update(change: Callable[[Dict[str, Any]], None]) -> None:
         change(projects)
         data = json.dumps({"version": _VERSION, "projects": projects}, indent=2, sort_keys=True)
         _write_atomically(path, data.encode("utf-8"))
+    except UnsafeDirectory as exc:
+        raise ConfigError(f"cannot write the project trust record {path}: {exc}", path=str(path)) from exc
     except OSError as exc:
         raise ConfigError(f"cannot write the project trust record {path}: {exc.strerror or exc}",
                           path=str(path)) from None
