@@ -453,3 +453,12 @@ def test_a_record_of_the_older_format_trusts_nothing_and_is_replaced_once_asked(
     record = json.loads(clone.trust_file.read_text())
     assert record["version"] == 2 and record["projects"][str(path)]["project"] == str(clone.repo)
     assert clone.started() == []
+
+
+def test_a_project_folder_linked_to_the_users_own_is_the_projects_file(clone: Clone) -> None:
+    write(clone.home / ".cursor" / "mcp.json", script_server(args=["start.py"], cwd=".."))
+    (clone.repo / ".cursor").symlink_to(clone.home / ".cursor", target_is_directory=True)
+    alone = mcpconfig.discover(user=False)  # read as the repository's file, with the repository's folder
+    assert not alone.servers["proj"].trusted and alone.untrusted == [str(clone.repo / ".cursor" / "mcp.json")]
+    both = mcpconfig.discover()  # the user's own file is still read, at user level, as theirs
+    assert both.servers["proj"].trusted and both.servers["proj"].source == str(clone.home / ".cursor" / "mcp.json")

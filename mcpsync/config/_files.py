@@ -121,8 +121,12 @@ def discover(cwd: Optional[PathLike] = None, *, project: bool = True, user: bool
             continue
         env_files: Optional[Dict[str, Optional[bytes]]] = None
         if in_project:
-            env_files = _env_files(read, source.path, source.format, environ, project_dir)
-            trusted = _decide(source.path, read, env_files, source.format, project_dir, trust_project)
+            # An envFile is opened only for a file that may be trusted now: never at the bidding of
+            # a file nobody trusted, asked about or recorded.
+            if trust_project is not False or _trust.has_record(source.path):
+                env_files = _env_files(read, source.path, source.format, environ, project_dir)
+            trusted = env_files is not None and _decide(source.path, read, env_files, source.format, project_dir,
+                                                        trust_project)
         else:
             trusted = True
         found = Config()

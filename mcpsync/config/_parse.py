@@ -203,6 +203,8 @@ def read_env_file(path: str) -> Optional[bytes]:
     """The bytes of a regular file of at most :data:`ENV_FILE_LIMIT` bytes; None when it is
     missing, unreadable, not a regular file or larger (it is never waited on: no FIFO blocks)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a device is never even opened
+            return None
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                      | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):

@@ -132,6 +132,12 @@ def _as_key(path: str, entry: Dict[str, Any]) -> TrustKey:
     return TrustKey(path, entry["project"], entry["target"], entry["sha256"], env_files)
 
 
+def has_record(path: Union[str, "os.PathLike[str]"]) -> bool:
+    """Whether the record holds an entry (of the current format) for the file at this place."""
+    projects = _read(trust_file()) or {}
+    return _current(projects.get(place_key(path)))
+
+
 def record_state(key: TrustKey) -> str:
     """How a recorded file stands now: "trusted" (as recorded), "changed" (its bytes or an envFile's
     differ), "moved" (its path now resolves to another file) or "missing" (it cannot be read)."""
@@ -333,5 +339,5 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-__all__ = ["TrustKey", "ask", "content_hash", "describe", "is_trusted", "place_key", "record_state", "record_trust", "revoke_trust",
+__all__ = ["TrustKey", "ask", "content_hash", "describe", "is_trusted", "has_record", "place_key", "record_state", "record_trust", "revoke_trust",
            "trust_file", "trusted_projects", "trusted_records", "user_config_dir"]
