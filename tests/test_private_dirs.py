@@ -154,6 +154,15 @@ def test_the_token_store_refuses_a_hostile_directory_and_reads_no_token_planted_
     assert json.loads(planted.read_text())["tokens a b"]["access_token"] == "planted"  # untouched
 
 
+def test_a_token_file_in_a_folder_of_yours_others_can_only_read_is_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    os.chmod(folder, 0o755)  # FileTokenStore("tokens.json") in a project folder, as documented
+    FileTokenStore(folder / "tokens.json").save("k", {"v": 1})
+    assert FileTokenStore(folder / "tokens.json").load("k") == {"v": 1}
+    assert stat.S_IMODE((folder / "tokens.json").stat().st_mode) == 0o600
+
+
 def test_mcpsyncs_own_token_directory_is_made_owner_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -437,14 +437,21 @@ class FileTokenStore(TokenStore):
             os.fchmod(fd, 0o600)
 
     def _private_parent(self) -> None:
-        """Make or check the file's directory (private: see ``mcpsync/_private.py``); mcpsync's own
-        default directory is made owner-only if it is not, any other is refused.
+        """Make or check the file's directory (see ``mcpsync/_private.py``): mcpsync's own default
+        directory is private (made owner-only if it is not); a directory the user named (which may
+        hold other things: ``FileTokenStore("tokens.json")``) must be theirs and writable by nobody
+        else, the file itself being 0600.
 
         Raises:
-            UnsafeDirectory: (an ``OSError``) the directory is not private.
+            UnsafeDirectory: (an ``OSError``) the directory is a symlink, another user's, or
+                writable by others.
         """
-        own = self.path.parent == default_token_path().parent
-        private_directory(self.path.parent, what="the token store's directory", tighten=own)
+        what = "the token store's directory"
+        if self.path.parent == default_token_path().parent:
+            private_directory(self.path.parent, what=what, tighten=True)
+        else:
+            os.makedirs(self.path.parent, mode=0o700, exist_ok=True)
+            trustworthy_directory(self.path.parent, what=what)
 
     def _write(self, data: Dict[str, Any]) -> None:
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
