@@ -181,10 +181,10 @@ def output_dir() -> str:
         else:
             try:
                 made = private_directory(parent, what="the spill directory ($MCPSYNC_OUTPUT_DIR)")
-            except UnsafeDirectory as exc:
-                if not exc.problem.startswith("is open to other users"):
-                    raise
-                # Others may read it (a shared folder, /tmp): a private directory of ours inside it.
+            except UnsafeDirectory:
+                # Others may read it (a shared folder; /tmp, root's and sticky): a private directory of
+                # ours inside it, if it is safe to hold one (a symlink, another user's, or writable by
+                # others without the sticky bit is refused there).
                 made = private_subdirectory(parent, prefix="mcpsync-output-",
                                             what="the spill directory ($MCPSYNC_OUTPUT_DIR)")
         _dir = (os.getpid(), parent, made)
