@@ -13,7 +13,7 @@ import logging
 import os
 import stat
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import pytest
 
@@ -85,9 +85,8 @@ def test_a_hostile_output_dir_is_refused_and_nothing_is_written_in_it(
     folder, problem = hostile
     before = files_in(folder)
     monkeypatch.setenv("MCPSYNC_OUTPUT_DIR", str(folder))
-    with fake.client() as client:
-        with pytest.raises(MCPSyncError) as caught:
-            client.call_tool("dump", max_output=100)
+    with fake.client() as client, pytest.raises(MCPSyncError) as caught:
+        client.call_tool("dump", max_output=100)
     refused = caught.value.__cause__
     assert isinstance(refused, UnsafeDirectory) and refused.path == str(folder)
     text = str(caught.value)
