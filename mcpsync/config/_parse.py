@@ -187,7 +187,8 @@ def _text_field(fields: Dict[str, Any], key: str) -> str:
     return value
 
 
-#: The largest ``envFile`` read (a dotenv file is a few lines; a FIFO or /dev/zero never ends).
+#: The largest ``envFile`` of a project file read (a dotenv file is a few lines; a FIFO or
+#: /dev/zero never ends). The user's own config files' envFiles are read as they are.
 ENV_FILE_LIMIT = 1024 * 1024
 
 
@@ -262,10 +263,17 @@ def _env_file(path: str, base_dir: Optional[str],
               env_files: Optional[Mapping[str, Optional[bytes]]] = None) -> Dict[str, str]:
     """The ``KEY=VALUE`` lines of a dotenv file (``#`` comments, ``export``, quotes); values are not expanded."""
     path = env_file_path(path, base_dir)
-    data = env_files[path] if env_files is not None and path in env_files else read_env_file(path)
-    if data is None:
-        raise ConfigError(f'"envFile" {path}: cannot read it (missing, unreadable, not a regular file, '
-                          f"or over {ENV_FILE_LIMIT} bytes)")
+    if env_files is not None and path in env_files:  # a project file's: the bytes hashed into its trust
+        data = env_files[path]
+        if data is None:
+            raise ConfigError(f'"envFile" {path}: cannot read it (missing, unreadable, not a regular file, '
+                              f"or over {ENV_FILE_LIMIT} bytes)")
+    else:  # the user's own config: read as it is (a FIFO a secret manager serves included)
+        try:
+            with open(path, "rb") as stream:
+                data = stream.read()
+        except OSError as exc:
+            raise ConfigError(f'"envFile" {path}: cannot read it ({getattr(exc, "strerror", None) or exc})') from None
     try:
         lines = data.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
