@@ -526,3 +526,16 @@ def test_the_cli_question_on_a_terminal_cannot_be_spoofed_by_an_env_value(clone:
     assert len(runs) == 1 and "slow_start.py" in runs[0] and "--marker" in runs[0]
     assert "env PAD=\\x1b[1A\\x1b[2K\\x0d  " + fake in terminal
     assert clone.started() == [] and not clone.trust_file.exists()
+
+
+def test_a_trusted_link_pointed_elsewhere_asks_again_and_is_listed_as_moved(clone: Clone, sh: Shell) -> None:
+    first = write(clone.repo.parent / "first" / "mcp.json", script_server(args=["-c", "pass"]))
+    second = write(clone.repo.parent / "second" / "mcp.json", script_server(args=["-c", "pass"]))  # same bytes
+    link = clone.repo / ".mcp.json"
+    link.symlink_to(first)
+    mcpconfig.trust_project_file(link)
+    assert mcpconfig.discover().servers["proj"].trusted
+    link.unlink()
+    link.symlink_to(second)
+    assert not mcpconfig.discover().servers["proj"].trusted
+    assert json.loads(sh.run("trust", "--json").stdout)[0]["state"] == "moved"
