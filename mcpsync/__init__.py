@@ -50,6 +50,7 @@ from .exceptions import (
     UnknownServerError,
     UnknownSkillError,
     UnknownToolError,
+    UnsafeDirectory,
     UnsupportedProtocolVersion,
     URLElicitationRequired,
 )
@@ -215,6 +216,7 @@ __all__ = [
     "UnknownServerError",
     "UnknownSkillError",
     "UnknownToolError",
+    "UnsafeDirectory",
     "UnsupportedProtocolVersion",
     "WorkloadIdentity",
     "__version__",
