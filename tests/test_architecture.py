@@ -74,7 +74,7 @@ LONG_CLASSES = {
 }
 LONG_FUNCTIONS = {
     # defines the requests-based classes inside a function so requests loads late
-    "mcpsync.transports._http_session._session_classes": 161,
+    "mcpsync.transports._http_session._session_classes": 202,
 }
 # radon's blocks rated C or worse, per 1,000 lines of source. The aim is requests' 2.0; today's
 # figure (3.88 at issue 21) is pinned, and the pin only ever moves down (a ratchet): lower it
