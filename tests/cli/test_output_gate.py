@@ -22,8 +22,8 @@ from typing import List, Tuple
 
 import pytest
 
-from .conftest import ROOT, server_argv
-from .servers.hostile_text import PAYLOAD
+from ..conftest import ROOT, server_argv
+from ..servers.hostile_text import PAYLOAD
 
 HOSTILE = server_argv("hostile_text.py")
 # What must never reach a terminal raw: C0 but newline and tab, DEL and C1, bidi controls.
@@ -129,7 +129,7 @@ def test_progress_messages_are_escaped_and_the_own_progress_line_is_kept(tmp_pat
 
 # -- one writer ---------------------------------------------------------------------------------
 
-CLI = Path(__file__).resolve().parent.parent / "mcpsync" / "cli"
+CLI = Path(__file__).resolve().parent.parent.parent / "mcpsync" / "cli"
 WRITER = "_output.py"
 
 

@@ -19,7 +19,7 @@ import mcpsync
 from mcpsync import SSETransport, StreamableHTTPTransport
 from mcpsync.exceptions import CrossOriginRedirect, EgressRefused, TransportError
 
-from .http_fixtures import mis  # noqa: F401  (fixture)
+from ..http_fixtures import mis  # noqa: F401  (fixture)
 
 API_KEY = "key-SECRET-9a8b"
 TOKEN = "tok-SECRET-1f2e"
