@@ -29,6 +29,7 @@
     ├── AuthError                    OAuth authorization failed or was refused (.error: a short code)
     ├── ConfigError                  a server config is malformed (also a ValueError)
     ├── UnsafeDirectory              a directory for results or secrets is not private (also a PermissionError)
+    ├── SpillError                   a result over max_output could not be written to its file (also an OSError)
     ├── UnknownServerError           no managed server has that name (also a KeyError)
     ├── UnknownSkillError            no skill (or more than one) has that name on the server (also a KeyError)
     └── UnknownToolError             no managed tool has that qualified name (also a KeyError)
@@ -75,6 +76,7 @@ __all__ = [
     "SessionExpired",
     "SignalExit",
     "SkillVerificationError",
+    "SpillError",
     "StreamBroken",
     "ToolError",
     "ToolNotAllowed",
@@ -504,6 +506,21 @@ class SamplingRejected(MCPError):
 
     def __reduce__(self) -> Any:
         return (SamplingRejected, (self.message,))
+
+
+class SpillError(MCPSyncError, OSError):
+    """A result over ``max_output`` could not be written to its spill file; ``.result`` is the whole of it.
+
+    Also an ``OSError`` (the one the write raised is its ``__cause__``). The tool ran: nothing
+    of its answer is lost, only the cut did not happen.
+
+    Attributes:
+        result: the whole :class:`~mcpsync.CallToolResult`, uncut.
+    """
+
+    def __init__(self, message: str, result: Any) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class ToolError(MCPSyncError):

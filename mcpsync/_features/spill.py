@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple, TypeVar
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions
 from .._private import private_directory, private_subdirectory
-from ..exceptions import MCPSyncError, UnsafeDirectory
+from ..exceptions import SpillError, UnsafeDirectory
 from ..types import CallToolResult
 
 __all__ = ["SpillError", "SpilledResult", "capped", "cut", "limit", "output_dir", "result_size", "spill"]
@@ -63,18 +63,6 @@ class SpilledResult(CallToolResult):
 
     def __repr__(self) -> str:
         return f"{super().__repr__()[:-1]}, spill_path={self.spill_path!r}, full_size={self.full_size})"
-
-
-class SpillError(MCPSyncError, OSError):
-    """A result over ``max_output`` could not be written to its spill file; ``.result`` is the whole of it.
-
-    Also an ``OSError`` (the one the write raised is its ``__cause__``). The tool ran: nothing
-    of its answer is lost, only the cut did not happen.
-    """
-
-    def __init__(self, message: str, result: CallToolResult) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 def _rebuild(data: Dict[str, Any], path: str, size: int, cap: int) -> SpilledResult:
