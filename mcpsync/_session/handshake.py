@@ -44,6 +44,7 @@ from .._rpc.jsonrpc import INTERNAL_ERROR, JSONObject
 from .._rpc.options import CallOptions, Deadline
 from .._protocol.versions import SUPPORTED_VERSIONS
 from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
+from ..transports._factory import fallback_for
 from ..transports.base import Transport
 from ..capabilities import ServerCapabilities
 from ..types import Implementation
@@ -99,7 +100,7 @@ class Handshake:
         and the connect's deadline so moved is returned, for the requests that follow it.
 
         A transport whose connect failed may offer another to try
-        (``Transport.fallback_for``); then ``session.transport`` becomes that one,
+        (the transport factory's ``fallback_for``: a policy of the client, not of the transport); then ``session.transport`` becomes that one,
         under the same deadline. Every failed transport is closed before the error is raised.
         """
         transport = session.transport
@@ -110,7 +111,7 @@ class Handshake:
             self.run(session, protocol, probe_timeout, deadline, budget)
             return deadline
         except BaseException as exc:
-            alternate = transport.fallback_for(exc) if isinstance(exc, Exception) else None
+            alternate = fallback_for(transport, exc) if isinstance(exc, Exception) else None
             transport.close()
             if alternate is None:
                 raise

@@ -22,17 +22,21 @@ first two words: they may hold secrets.
 from __future__ import annotations
 
 import inspect
+import logging
 import re
-from typing import Any, Dict, FrozenSet, Mapping, Sequence, Set, Tuple, Type, Union
+from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type, Union
 
 from .._protocol.transports import HTTP, SSE, STDIO, TYPE_NAMES
-from ..exceptions import ConfigError
+from ..exceptions import ConfigError, HTTPStatusError, SessionExpired
+from ._urls import display_url
 from .base import Transport
 from .sse import SSETransport
 from .stdio import StdioTransport
-from .streamable_http import StreamableHTTPTransport
+from .streamable_http import FALLBACK_STATUSES, StreamableHTTPTransport
 
-__all__ = ["TRANSPORT_OPTIONS", "Target", "config_type", "create_transport", "options_of", "transport_for"]
+__all__ = ["TRANSPORT_OPTIONS", "Target", "config_type", "create_transport", "fallback_for", "options_of", "transport_for"]
+
+log = logging.getLogger("mcpsync.transport.http")
 
 Target = Union[str, Sequence[str], Mapping[str, Any], Transport]
 
@@ -65,6 +69,30 @@ def config_type(transport: Transport) -> str:
         if transport.kind == cls.kind:
             return name
     return transport.kind
+
+
+def fallback_for(transport: Transport, error: BaseException) -> Optional[Transport]:
+    """After a failed connect over ``transport``: another transport to try instead, or None.
+
+    Streamable HTTP built with ``legacy_fallback=True`` (a bare ``url`` target or config entry)
+    whose very first POST was answered 400, 404 or 405 gets the legacy HTTP+SSE transport, built
+    from its settings; never for 401 or 403, which are about credentials. The new transport takes
+    over the old one's callbacks: ``on_close`` and ``on_error`` are moved, not shared.
+    """
+    if not (isinstance(transport, StreamableHTTPTransport) and transport.legacy_fallback
+            and transport.first_post_refused and isinstance(error, HTTPStatusError)
+            and not isinstance(error, SessionExpired) and error.status_code in FALLBACK_STATUSES):
+        return None
+    log.info("[%s] %s answered %d to the first POST; trying the legacy HTTP+SSE transport",
+             transport.name, display_url(transport.url), error.status_code)
+    taken = options_of(SSETransport)
+    settings = {key: value for key, value in transport.settings().items() if key in taken}
+    alternate = SSETransport(transport.url, **settings)
+    alternate.fallback_from = error  # its own failure then tells both attempts
+    alternate.on_notification = transport.on_notification
+    alternate.on_error, transport.on_error = transport.on_error, None
+    alternate.on_close, transport.on_close = transport.on_close, None
+    return alternate
 
 
 def create_transport(config: Dict[str, Any], **options: Any) -> Transport:

@@ -248,13 +248,6 @@ class Transport(abc.ABC):
         A no-op here (stdio reads everything on one stream); Streamable HTTP opens its GET stream.
         """
 
-    def fallback_for(self, error: BaseException) -> "Optional[Transport]":
-        """Another transport to try when connecting failed with ``error``, or None.
-
-        Streamable HTTP offers the legacy HTTP+SSE transport on 400, 404 or 405.
-        """
-        return None
-
     def timeout_hint(self) -> str:
         """A sentence for timeout errors: what this transport saw that may explain the server's
         silence, or "" (the default). Called only while a timeout error is built; must not block."""

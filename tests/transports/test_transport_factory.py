@@ -59,3 +59,18 @@ def test_an_unknown_type_is_refused() -> None:
         create_transport({"type": "carrier-pigeon", "url": "http://x"})
     with pytest.raises(mcpsync.ConfigError):
         transport_for({"type": "carrier-pigeon", "url": "http://x"}, {})
+
+
+def test_the_legacy_fallback_is_the_factorys_decision_not_the_transports() -> None:
+    """Only a Streamable HTTP transport built to offer it, whose first POST was refused, falls back
+    (end to end: tests/transports/test_http_legacy.py)."""
+    from mcpsync.exceptions import HTTPStatusError
+    from mcpsync.transports._factory import fallback_for
+
+    refused = HTTPStatusError("404 Not Found", status_code=404)
+    stdio = create_transport({"command": "python"})
+    http = create_transport({"url": "http://127.0.0.1:1/mcp"})
+    assert isinstance(http, StreamableHTTPTransport) and http.legacy_fallback and not http.first_post_refused
+    assert fallback_for(stdio, RuntimeError("x")) is None
+    assert fallback_for(http, refused) is None  # the first POST was never refused
+    assert not hasattr(StdioTransport, "fallback_for") and not hasattr(StreamableHTTPTransport, "fallback_for")
