@@ -99,9 +99,9 @@ class Handshake:
         counted (it has a limit of its own): the deadline moves on by the time it took,
         and the connect's deadline so moved is returned, for the requests that follow it.
 
-        A transport whose connect failed may offer another to try
-        (the transport factory's ``fallback_for``: a policy of the client, not of the transport); then ``session.transport`` becomes that one,
-        under the same deadline. Every failed transport is closed before the error is raised.
+        When the connect failed, the transport factory's ``fallback_for`` may offer another
+        transport to try (a policy of the client, not of the transport); then
+        ``session.transport`` becomes that one, under the same deadline. Every failed transport is closed before the error is raised.
         """
         transport = session.transport
         try:
