@@ -266,6 +266,9 @@ class StreamableHTTPTransport(HTTPTransportBase):
             else:
                 data = read_body(response, self.max_message_size, f"The response to request {request_id}")
                 if not data.strip():
+                    if _unframed(response):
+                        raise ConnectionLost(f"No response received for request ID {request_id}: the connection "
+                                             "ended in the middle of the response's headers")
                     raise ProtocolError(f"No response received for request ID {request_id}")
                 raise ProtocolError(f"Unexpected Content-Type {kind!r} in the response to request {request_id}"
                                     + self._not_mcp(kind, data))
@@ -580,6 +583,13 @@ class StreamableHTTPTransport(HTTPTransportBase):
         alternate.on_error, self.on_error = self.on_error, None
         alternate.on_close, self.on_close = self.on_close, None
         return alternate
+
+
+def _unframed(response: "requests.Response") -> bool:
+    """A response with neither a Content-Type, a Content-Length nor a Transfer-Encoding: its headers were cut
+    off (the connection ended inside them), not an empty answer a server chose to send."""
+    headers = response.headers
+    return not any(name in headers for name in ("Content-Type", "Content-Length", "Transfer-Encoding"))
 
 
 def _error_body(response: "requests.Response") -> bytes:
