@@ -496,8 +496,12 @@ class StreamableHTTPTransport(HTTPTransportBase):
             response = self._get(headers, exchange)
             answered.set()
             try:
-                if response.status_code == 405:
-                    log.debug("[%s] The server offers no GET stream (405); not listening", self.name)
+                if response.status_code == 405 or (response.status_code == 404 and sent is None):
+                    # 405 is the spec's "no GET stream here"; a 404 to a GET that named no session says
+                    # the same (a web framework's default for a route it lacks). Asking again and again
+                    # would only keep talking to a server that has nothing to say on GET.
+                    log.debug("[%s] The server offers no GET stream (%d); not listening", self.name,
+                              response.status_code)
                     self._listener_disabled = True
                     return None
                 try:
