@@ -346,7 +346,11 @@ def _lost_reason(exc: BaseException) -> str:
         if isinstance(inner, BrokenPipeError):
             return "the server closed the connection while the request was sent"
         if isinstance(inner, http.client.IncompleteRead) or type(inner).__name__ == "InvalidChunkLength":
-            return "the server closed the connection in the middle of its response"
+            read, more = getattr(inner, "partial", None), getattr(inner, "expected", None)
+            read = len(read) if isinstance(read, bytes) else read
+            counts = f" ({read} bytes read, {more} more expected)" if isinstance(read, int) and \
+                isinstance(more, int) else ""
+            return f"the server closed the connection in the middle of its response{counts}"
     for inner in _chain(exc):
         if isinstance(inner, OSError) and inner.strerror:
             return inner.strerror
