@@ -17,7 +17,7 @@ from typing import Any, Dict, List
 import pytest
 
 import mcpsync
-from mcpsync import ProtocolError, RequestTimeout, TransportError
+from mcpsync import ProtocolError, RequestTimeout
 
 from .conftest import TIERS, HostileHTTP
 
