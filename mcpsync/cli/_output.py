@@ -13,9 +13,10 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
 from .. import config as mcpconfig
+from .._terminal import shown
 from ..exceptions import (
-    CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportError, UnknownServerError,
-    UnknownToolError,
+    CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportClosed, TransportError,
+    UnknownServerError, UnknownToolError,
 )
 
 EXIT_OK = 0
@@ -115,6 +116,37 @@ def timeout_advice(exc: BaseException, timeout: float) -> str:
     """For an error that is a timeout, the words that say which ``--timeout`` was waited (else "")."""
     timed_out = exit_code(exc) == EXIT_TIMEOUT
     return f" (waited --timeout {timeout:g}s; raise it if the server is only slow)" if timed_out else ""
+
+
+STDERR_TAIL_SHOWN = 5
+
+
+def stderr_tail(exc: Optional[BaseException]) -> List[str]:
+    """The last lines a stdio server wrote to stderr before its connection closed, found on
+    ``exc`` or the errors it was raised from (at most :data:`STDERR_TAIL_SHOWN`); [] when none."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, TransportClosed) and exc.stderr_tail:
+            return exc.stderr_tail[-STDERR_TAIL_SHOWN:]
+        exc = exc.__cause__ if exc.__cause__ is not None else exc.__context__
+    return []
+
+
+def server_stderr(exc: Optional[BaseException], server: Optional[str] = None) -> None:
+    """After an error line: the server's last stderr lines, which usually say why it died.
+
+    The lines are the server's own text, so they pass the output gate (``shown``) and the
+    secrets scrub before they reach the terminal.
+    """
+    tail = stderr_tail(exc)
+    if not tail:
+        return
+    server = server or getattr(exc, "server", None)
+    whose = f"server {server!r}" if isinstance(server, str) and server else "the server"
+    print(f"mcpsync: the last lines {SECRETS.scrub(shown(whose))} wrote to stderr:", file=sys.stderr)
+    for line in shown("\n".join(tail), lines=True).splitlines():
+        print("  " + SECRETS.scrub(line), file=sys.stderr)
 
 
 def error(text: str) -> None:
