@@ -216,7 +216,8 @@ def _load_config(args: argparse.Namespace, target: List[str], words: calls.Words
     if target:
         from ..transports.stdio import default_name
 
-        name = default_name(target[0], target[1:])
+        # a name the user never chose must be valid whatever the command looks like
+        name = mcpconfig.valid_name(default_name(target[0], target[1:]))
         return mcpconfig.from_mapping({name: {"command": target[0], "args": target[1:]}}), name
     if server is not None and _is_url(server):
         from urllib.parse import urlsplit
