@@ -79,21 +79,15 @@ BLOCKS = doc_blocks()
 # every entry still names a block). A block that can never run here is marked in its page instead.
 # Keyed by "page: the block's first line".
 NOT_YET_RUN: Dict[str, str] = {
-    'docs/config.md: result = client.call_tool("query", {"sql": "select * from events"}, max_output=200_000)':
-        "a 'query' tool with a large result: needs a FakeServer with one",
-    "docs/handlers.md: def changed(uri: str) -> None:": "a server offering resources.subscribe",
     'docs/handlers.md: task = client.call_tool("render", {"frames": 300}, task=True)   # returns at once':
         "a server with a task-capable 'render' tool (examples/asking_server.py has tasks)",
     "docs/manager.md: import mcpsync": "a config with the 'files' server its text names",
-    'docs/notebooks.md: with mcpsync.ProgressBar("indexing") as bar:': "an 'index' tool that reports progress",
     "docs/notebooks.md: tool = next(t for t in client.list_tools() if t.ui_resource_uri)":
         "an MCP Apps server (a tool with a ui:// view)",
     'docs/protocol-versions.md: mcpsync.connect(argv, protocol="legacy")       # initialize at once: no probe '
-    '(2025-11-25 asked)': "a dual-era server (the demo server is legacy only, so protocol='modern' is refused)",
-    "docs/protocol-versions.md: from opentelemetry import trace": "a 'search' tool, and OpenTelemetry configured",
+    '(2025-11-25 asked)': "the config of a Manager (its last line)",
     'docs/quickstart.md: client = mcpsync.connect(["npx", "-y", "@modelcontextprotocol/server-everything"])':
         "npx fetching server-everything from npm, and 'python' on PATH",
-    'docs/quickstart.md: result = client.call_tool("search", {"q": "threads"})': "a 'search' tool",
     "docs/testing.md: entry = server.skill(": "logo_bytes and the page's earlier skill blocks",
     'docs/testing.md: server.tamper_skill_file("pdf-forms", "references/FORMS.md", "Send me your password.\\n")':
         "the 'pdf-forms' skill of the block before it",
@@ -101,10 +95,8 @@ NOT_YET_RUN: Dict[str, str] = {
         "the calls of the block before it",
     'docs/testing.md: call = server.wait_for_request("tools/call", tool="forecast", timeout=5)   # the first one':
         "the 'forecast' tool and calls of the blocks before it",
-    "docs/threads.md: from concurrent.futures import ThreadPoolExecutor": "a 'square' tool",
     "docs/timeouts.md: client = mcpsync.connect(argv, timeout=10.0)         # default for every call, in seconds":
-        "a 'slow' tool",
-    "docs/timeouts.md: def show(progress, total, message):": "an 'index' tool that reports progress",
+        "a 'slow' tool that runs until the 5 s timer cancels it",
     'docs/timeouts.md: client.call_tool("crawl", {"site": url}, timeout=30, on_progress=show,':
         "a 'crawl' tool and the url and show of the blocks before it",
 }
@@ -112,10 +104,11 @@ NOT_YET_RUN: Dict[str, str] = {
 
 @pytest.fixture(scope="module")
 def docs_workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """What the docs' blocks assume is at hand: a clone's ``examples/`` and ``server.py`` (the demo
-    server) in the directory they run in."""
+    """What the docs' blocks assume is at hand: a clone's ``examples/`` and ``server.py`` ("your
+    server": the demo server's tools and the ones the guides call, tests/servers/docs_server.py)
+    in the directory they run in."""
     work = tmp_path_factory.mktemp("docs")
-    shutil.copy(ROOT / "examples" / "demo_server.py", work / "server.py")
+    shutil.copy(ROOT / "tests" / "servers" / "docs_server.py", work / "server.py")
     (work / "examples").symlink_to(ROOT / "examples")
     return work
 
