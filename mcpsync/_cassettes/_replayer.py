@@ -69,11 +69,11 @@ class Replayer:
 
     ``match_on`` names what must be equal for a request to match its recording: ``"method"``
     and/or ``"params"``. ``lenient`` methods match on the method alone (``mcpsync replay``
-    serving a client that introduces itself differently).
+    serving a client that introduces itself differently); ``ignore_meta`` leaves ``_meta`` out.
     """
 
     def __init__(self, connection: Connection, secrets: Filter, match_on: Sequence[str] = MATCH_FIELDS,
-                 where: str = "the cassette", lenient: Sequence[str] = ()) -> None:
+                 where: str = "the cassette", lenient: Sequence[str] = (), ignore_meta: bool = False) -> None:
         self.connection = connection
         self._events = connection.events
         self._used = [False] * len(self._events)
@@ -81,6 +81,7 @@ class Replayer:
         self._match_on = tuple(match_on)
         self._where = where
         self._lenient = frozenset(lenient)
+        self._ignore_meta = ignore_meta
         self._lock = threading.Lock()
         self._live: Dict[Any, Any] = {}  # recorded request id -> the live one
         self._held: Dict[Any, List[Action]] = {}  # answers to requests not yet seen live, by recorded id
@@ -125,7 +126,10 @@ class Replayer:
         key: Dict[str, Any] = {}
         key["method"] = message.get("method")  # a request is always told by its method
         if "params" in self._match_on and message.get("method") not in self._lenient:
-            key["params"] = comparable(message.get("params"))
+            params = comparable(message.get("params")) or {}  # no params and {} say the same
+            if self._ignore_meta and isinstance(params, dict) and "_meta" in params:
+                params = {k: v for k, v in params.items() if k != "_meta"}
+            key["params"] = params
         return key
 
     def _request(self, message: Dict[str, Any]) -> List[Action]:

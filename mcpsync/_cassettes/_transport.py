@@ -78,7 +78,7 @@ class CassetteTransport(Transport):
             live_id, spec = item
             method = self._waiting.pop(live_id, "")
             if kind == "timeout":  # as the recording's caller gave up, at once
-                error = RequestTimeout.after(float(spec["seconds"]), method=method, server=self.name)
+                error: BaseException = RequestTimeout.after(float(spec["seconds"]), method=method, server=self.name)
             else:
                 error = rebuild_error(spec)
             self._engine.fail_request(live_id, error)
