@@ -4,8 +4,9 @@ One cassette is one file holding every connection made while it is active, each 
 its number and target (a :class:`~mcpsync.Manager` with three servers records one file with
 three connections). While replaying, each transport built from a target (``connect(argv)``,
 ``connect(url)``, a config dict, a Manager's servers) takes the first connection not yet
-replayed whose recorded target is the same; a target the cassette lacks raises
-:class:`CassetteMismatch` when the transport is built.
+replayed whose recorded target is the same (when every one was, they are played again from
+the first: connecting to one server twice in a test needs one recording); a target the
+cassette lacks raises :class:`CassetteMismatch` when the transport is built.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Collection, List, Optional, Sequence, TypeVar, Union, cast
 
+from .._session import era as _era
 from ..transports import _seam
 from ..transports.base import Transport
 from ._errors import CassetteError, CassetteMismatch
@@ -130,22 +132,27 @@ class Cassette:
         if recording is not None:
             target = describe(transport, self.secrets)
             with self._lock:
-                for index, connection in enumerate(recording.connections):
-                    if not self._claimed[index] and connection.transport == transport.kind \
-                            and connection.target == target:
-                        self._claimed[index] = True
-                        self.replayed += 1
-                        return self._stand_in(transport, connection, index)
+                same = [index for index, connection in enumerate(recording.connections)
+                        if connection.transport == transport.kind and connection.target == target]
+                if same:
+                    # The first one not yet replayed; once all were, they are played again from the first.
+                    index = next((i for i in same if not self._claimed[i]), same[0])
+                    self._claimed[index] = True
+                    self.replayed += 1
+                    return self._stand_in(transport, recording.connections[index], index)
             if self._recorder is None:
                 transport.close()
                 held = "; ".join(f"{c.transport} {c.target}" for c in recording.connections) or "no connection"
                 raise CassetteMismatch(
-                    f"The cassette {self.path} holds no connection (left) to {transport.kind} {target}; it holds: "
+                    f"The cassette {self.path} holds no connection to {transport.kind} {target}; it holds: "
                     f"{held}. Connect to a recorded target, or record the cassette again (record_mode='all', or "
                     "'new_episodes' to add this one)", request=target, closest=None, difference="another target")
         assert self._recorder is not None
         with self._lock:
             self.recorded += 1
+        # A recorded connection finds its server's era itself, as its replay will (a replay has no
+        # era cache): so two recordings of one conversation are the same, whatever ran before.
+        _era.cache.forget(_era.cache_key(transport))
         return self._recorder.tap(transport)
 
     def _stand_in(self, transport: Transport, connection: Connection, index: int) -> Transport:
@@ -154,7 +161,8 @@ class Cassette:
         detection = connection.detection
         if replayer.first_request == "initialize":
             detection = "legacy"  # the era was known (cached) when it was recorded: no probe then
-        attributes = {key: getattr(transport, key) for key in ("url", "command", "args") if hasattr(transport, key)}
+        attributes = {key: getattr(transport, key) for key in ("url", "command", "args", "routes_tool_headers")
+                      if hasattr(transport, key)}
         stand_in = CassetteTransport(replayer, kind=connection.transport, name=transport.name,
                                      timeout=transport.timeout, detection=detection, attributes=attributes)
         transport.close()  # unopened: nothing was started
