@@ -8,6 +8,7 @@ removed) or the port is closed (the server stopped). Every result is compared.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -363,6 +364,7 @@ def _good_cassette(tmp_path: Path) -> Path:
     path = tmp_path / "good.jsonl"
     with use_cassette(path):
         with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], timeout=15) as client:
+            client.list_tools()
             client.call_tool("echo", {"text": "x"})
     return path
 
@@ -407,13 +409,13 @@ def test_a_manager_records_every_server_into_one_file_and_replays_them(tmp_path)
 
     def run() -> Any:
         with mcpsync.Manager(config, cache=False, timeout=15) as manager:
-            manager.connect_all()
-            return sorted((name, manager.call_tool(f"{name}__echo", {"text": name}).text)
-                          for name in ("dual", "legacy"))
+            manager.connect_all(startup_timeout=30)
+            tools = {tool.server: tool.qualified_name for tool in manager.tools() if tool.tool.name == "echo"}
+            return sorted((name, manager.call_tool(tools[name], {"text": name}).text) for name in ("dual", "legacy"))
 
     record_then_replay(tmp_path / "fleet.jsonl", run, python.unlink)
     headers = [json.loads(line) for line in (tmp_path / "fleet.jsonl").read_text().splitlines() if '"connection"' in line]
-    assert sorted(h["target"]["args"][-1][-9:] for h in headers) == ["server.py", "gacy-only"]
+    assert sorted(h["target"]["args"][-1][-9:] for h in headers) == ["gacy-only", "server.py"]
 
 
 def test_a_fake_server_reads_a_cassette_back(tmp_path):
@@ -444,7 +446,7 @@ def test_the_unittest_mixin_runs_a_test_inside_a_cassette(tmp_path):
             seen.append("replayed" if self.cassette.replayed else "recorded")
 
     for _ in range(2):
-        outcome = unittest.TextTestRunner(stream=open(os.devnull, "w"), verbosity=0).run(
+        outcome = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(
             unittest.defaultTestLoader.loadTestsFromTestCase(EchoTests))
         assert outcome.wasSuccessful(), outcome.errors + outcome.failures
     assert seen == ["unit", "recorded", "unit", "replayed"]

@@ -21,7 +21,7 @@ from .._session import era as _era
 from ..transports import _seam
 from ..transports.base import Transport
 from ._errors import CassetteError, CassetteMismatch
-from ._format import Connection, Recording, read, write
+from ._format import Connection, Recording, dumps_line, read, write
 from ._recorder import Recorder, describe
 from ._replayer import MATCH_FIELDS, Replayer
 from ._secrets import Filter
@@ -171,15 +171,14 @@ class Cassette:
     # -- saving ---------------------------------------------------------------------------------
 
     def _save(self, recorder: Recorder) -> None:
-        recording, order = recorder.recording()
+        recording, _order = recorder.recording()
+        # Each connection's lines together, the connections in the order of their targets (connections
+        # to one target in the order they were made): servers a Manager starts in parallel connect in
+        # any order, and the file must not depend on it. Replay needs no order across connections.
+        recording.connections.sort(key=lambda c: (c.transport, dumps_line(c.target)))
         if self.record_mode == "new_episodes" and self._recording is not None:
-            old = self._recording
-            offset = len(old.connections)
-            old_order = [(c, e) for c, conn in enumerate(old.connections) for e in range(len(conn.events))]
-            merged = Recording(old.connections + recording.connections)
-            write(self.path, merged, old_order + [(c + offset, e) for c, e in order])
-        else:
-            write(self.path, recording, order)
+            recording = Recording(self._recording.connections + recording.connections)
+        write(self.path, recording)
 
 
 def use_cassette(path: Union[str, "os.PathLike[str]"], *, record_mode: str = "once",
