@@ -165,13 +165,14 @@ def test_server_everything_over_stdio_is_replayed_with_the_program_gone(tmp_path
     assert "echo" in result[2] and result[3]["content"][0]["text"].endswith("hello")
 
 
-@pytest.mark.parametrize("mode", ["streamableHttp", "sse"])
-def test_server_everything_over_http_and_legacy_sse_is_replayed_with_the_port_closed(tmp_path, mode):
+@pytest.mark.parametrize("mode, fallback", [("streamableHttp", False), ("sse", False), ("sse", True)])
+def test_server_everything_over_http_and_legacy_sse_is_replayed_with_the_port_closed(tmp_path, mode, fallback):
     from .npm_peers import everything_http
 
     path = tmp_path / f"{mode}.jsonl"
     with everything_http(mode) as url:
-        target = {"type": "sse", "url": url} if mode == "sse" else url
+        # the fallback: a bare URL tries Streamable HTTP first, is refused, and goes on over HTTP+SSE
+        target = {"type": "sse", "url": url} if mode == "sse" and not fallback else url
 
         def run() -> Any:
             with mcpsync.connect(target, timeout=30) as client:
@@ -183,7 +184,9 @@ def test_server_everything_over_http_and_legacy_sse_is_replayed_with_the_port_cl
     with use_cassette(path, record_mode="none") as cassette:
         assert run() == recorded
     assert cassette.replayed == 1
-    assert json.loads(path.read_text().splitlines()[1])["transport"] == ("sse" if mode == "sse" else "streamable-http")
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[1])["transport"] == ("sse" if mode == "sse" and not fallback else "streamable-http")
+    assert any('"switch":"sse"' in line for line in lines) == fallback
 
 
 # -- what a cassette never holds --------------------------------------------------------------------------
@@ -554,3 +557,47 @@ def test_one_cassette_at_a_time(tmp_path):
             with Cassette(tmp_path / "b.jsonl"):
                 pass
     assert _seam._interceptor is None
+
+
+# -- the docs' and the example's code run -----------------------------------------------------------------
+
+
+def _docs_blocks() -> List[str]:
+    text = (Path(__file__).parent.parent / "docs" / "testing.md").read_text()
+    section = text.split("## Cassettes", 1)[1].split("\n## ", 1)[0]
+    return [block.split("```", 1)[0] for block in section.split("```python\n")[1:]]
+
+
+def test_the_docs_unittest_and_pytest_examples_run_recording_then_replaying(tmp_path):
+    blocks = _docs_blocks()
+    unit = next(block for block in blocks if "unittest.main()" in block)
+    marked = next(block for block in blocks if "@pytest.mark.mcp_cassette" in block)
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "demo_server.py").write_text(
+        (Path(__file__).parent.parent / "examples" / "demo_server.py").read_text())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "test_doc_unittest.py").write_text(unit)
+    (tmp_path / "tests" / "test_doc_pytest.py").write_text(marked)
+    for _ in ("record", "replay"):
+        for argv in ([PY, "test_doc_unittest.py"], [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]):
+            done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in (tmp_path / "tests" / "cassettes").iterdir()) == \
+        ["demo-add.jsonl", "shout.jsonl", "test_echo.jsonl"]
+
+
+def test_the_cassette_example_records_then_replays(tmp_path):
+    example = Path(__file__).parent.parent / "examples" / "cassette.py"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    done = subprocess.run([PY, str(example)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "record: ok" in done.stdout and "replay: ok" in done.stdout
+
+
+def test_a_cassette_recorded_by_another_mcpsync_version_still_replays(tmp_path):
+    path = _good_cassette(tmp_path)
+    path.write_text(path.read_text().replace('"name":"mcpsync","version":"', '"name":"mcpsync","version":"0.0.0-old'))
+    assert "0.0.0-old" in path.read_text()
+    with use_cassette(path, record_mode="none"):
+        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], timeout=15) as client:
+            assert client.call_tool("echo", {"text": "x"}).text == "x"

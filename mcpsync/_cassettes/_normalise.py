@@ -59,11 +59,22 @@ def timestamps(value: Any) -> Any:
     return value
 
 
+#: Left out of comparisons: they name the client, and an upgrade of mcpsync must not make
+#: every cassette a mismatch (the capabilities, which change what a server does, are compared).
+_CLIENT_INFO = ("clientInfo", "io.modelcontextprotocol/clientInfo")
+
+
 def comparable(params: Any) -> Any:
-    """``params`` as a recording is compared with: trace context and the progress token left out."""
+    """``params`` as a recording is compared with: trace context, the progress token and the
+    client's name and version left out."""
     params = strip_meta(params)
-    if isinstance(params, dict) and isinstance(params.get("_meta"), dict) and "progressToken" in params["_meta"]:
-        meta = {k: v for k, v in params["_meta"].items() if k != "progressToken"}
+    if not isinstance(params, dict):
+        return params
+    if "clientInfo" in params:
+        params = {k: v for k, v in params.items() if k != "clientInfo"}
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and any(key in meta for key in ("progressToken", *_CLIENT_INFO)):
+        meta = {k: v for k, v in meta.items() if k != "progressToken" and k not in _CLIENT_INFO}
         params = dict(params)
         if meta:
             params["_meta"] = meta

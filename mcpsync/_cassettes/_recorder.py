@@ -8,6 +8,7 @@ normalising ids happen once, when the cassette is written.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -23,11 +24,27 @@ _DETECTION = {"stdio": "probe", "streamable-http": "http", "sse": "legacy"}
 
 
 def describe(transport: Transport, secrets: Filter) -> Dict[str, Any]:
-    """The target of ``transport`` as a cassette names it (secrets filtered): what replay matches on."""
+    """The target of ``transport`` as a cassette names it (secrets filtered): what replay matches on.
+
+    A stdio target is the program's file name (not its folder: ``sys.executable`` differs from
+    machine to machine) and its arguments, those that are paths under the working directory made
+    relative to it; so a cassette recorded in one checkout replays in another.
+    """
     if transport.kind == "stdio":
-        return {"command": str(getattr(transport, "command", "")),
-                "args": secrets.args(list(getattr(transport, "args", [])))}
+        command = str(getattr(transport, "command", ""))
+        return {"command": os.path.basename(command) or command,
+                "args": secrets.args([_portable(str(arg)) for arg in getattr(transport, "args", [])])}
     return {"url": secrets.url(str(getattr(transport, "url", "")))}
+
+
+def _portable(arg: str) -> str:
+    if not os.path.isabs(arg):
+        return arg
+    try:
+        relative = os.path.relpath(arg)
+    except ValueError:  # another drive (Windows)
+        return arg
+    return arg if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
 def detection_of(transport: Transport) -> str:
