@@ -73,7 +73,9 @@ class Cassette:
         self.path = Path(path)
         self.record_mode = record_mode
         self.match_on = tuple(match_on)
-        self.secrets = Filter(filter_headers, filter_params)
+        self.filter_headers = tuple(filter_headers)
+        self.filter_params = tuple(filter_params) if filter_params is not None else None
+        self.secrets = Filter(self.filter_headers, self.filter_params)
         self._lock = threading.Lock()
         self._recording: Optional[Recording] = None
         self._recorder: Optional[Recorder] = None
@@ -123,7 +125,7 @@ class Cassette:
 
     def _fresh(self) -> "Cassette":
         return Cassette(self.path, record_mode=self.record_mode, match_on=self.match_on,
-                        filter_headers=self.secrets._headers, filter_params=self.secrets._params)
+                        filter_headers=self.filter_headers, filter_params=self.filter_params)
 
     # -- the seam -----------------------------------------------------------------------------
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Dict, List, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
 from .._cassettes._errors import CassetteError
 from .._cassettes._format import read
 from ..types import CallToolResult
-from ._server import FakeServer
+
+if TYPE_CHECKING:  # the server calls this module (FakeServer.from_cassette), not the other way round
+    from ._server import FakeServer
 
 __all__ = ["load_cassette"]
 
@@ -49,7 +51,7 @@ def _plain(result: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in result.items() if k not in _WIRE_ONLY}
 
 
-def load_cassette(server: FakeServer, path: str, connection: int = 0) -> FakeServer:
+def load_cassette(server: "FakeServer", path: str, connection: int = 0) -> "FakeServer":
     """Declare on ``server`` what connection ``connection`` of the cassette at ``path`` listed; returns it.
 
     Raises:
@@ -84,7 +86,7 @@ def load_cassette(server: FakeServer, path: str, connection: int = 0) -> FakeSer
     return server
 
 
-def _declare_tool(server: FakeServer, tool: Dict[str, Any], calls: Dict[Tuple[str, str], Dict[str, Any]],
+def _declare_tool(server: "FakeServer", tool: Dict[str, Any], calls: Dict[Tuple[str, str], Dict[str, Any]],
                   path: str) -> None:
     name = tool["name"]
 
@@ -101,7 +103,7 @@ def _declare_tool(server: FakeServer, tool: Dict[str, Any], calls: Dict[Tuple[st
                     annotations=tool.get("annotations"))
 
 
-def _declare_resource(server: FakeServer, resource: Dict[str, Any], contents: Any) -> None:
+def _declare_resource(server: "FakeServer", resource: Dict[str, Any], contents: Any) -> None:
     uri = resource["uri"]
 
     def content() -> Union[str, bytes]:
