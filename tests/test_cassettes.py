@@ -392,6 +392,20 @@ def test_a_truncated_hand_edited_or_newer_cassette_is_a_typed_error_naming_the_l
             pass
 
 
+def test_a_cassette_whose_answer_was_edited_out_fails_the_call_at_once_instead_of_hanging(tmp_path):
+    path = _good_cassette(tmp_path)
+    lines = path.read_text().splitlines()
+    answer = max(i for i, line in enumerate(lines) if line.startswith('{"c":0,"recv":{"id":'))
+    count = json.loads(lines[-1])["events"]
+    kept = lines[:answer] + lines[answer + 1:-1] + [json.dumps({"end": True, "events": count - 1})]
+    path.write_text("".join(line + "\n" for line in kept))
+    with use_cassette(path, record_mode="none"):
+        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], timeout=60) as client:
+            client.list_tools()
+            with pytest.raises(CassetteError, match=r"holds no answer to the 'tools/call' request recorded at line \d+"):
+                client.call_tool("echo", {"text": "x"}, timeout=60)
+
+
 def test_a_cassette_cut_inside_its_last_line_is_truncated(tmp_path):
     path = _good_cassette(tmp_path)
     path.write_bytes(path.read_bytes()[:-5])
