@@ -143,10 +143,33 @@ class Replayer:
                 self._live[recorded_id] = message["id"]
                 actions = self._following(i)
                 actions.extend(self.fix_live(self._held.pop(recorded_id, [])))
+                if not self._ends(recorded_id, i):
+                    # Never a hang: a request the recording holds no end for fails now, saying so.
+                    actions.append(("fail", (message["id"], {
+                        "error": "CassetteError", "message":
+                            f"{self._where} holds no answer to the {message.get('method')!r} request recorded at "
+                            f"line {self._events[i].line} (the recording ended first, or the file was edited): "
+                            "record the cassette again"})))
                 return actions
         if message.get("method") == "ping":  # liveness, not conversation: always answered
             return [("recv", {"jsonrpc": "2.0", "id": message["id"], "result": {}})]
         raise self._mismatch(message, live_key, [self._events[i] for i in candidates], "request")
+
+    def _ends(self, recorded_id: Any, index: int) -> bool:
+        """Whether the recording says how request ``recorded_id`` (sent at ``index``) ended: an answer,
+        a timeout, a failure, or the client's own cancellation (which the replaying client repeats)."""
+        for event in self._events[index + 1:]:
+            data = event.data
+            if event.kind in ("timeout", "fail") and data.get("id") == recorded_id:
+                return True
+            if event.kind == "send" and isinstance(data, dict) and data.get("method") == "notifications/cancelled" \
+                    and isinstance(data.get("params"), dict) and data["params"].get("requestId") == recorded_id:
+                return True
+            if event.kind == "recv":
+                for item in data if isinstance(data, list) else [data]:
+                    if isinstance(item, dict) and "method" not in item and item.get("id") == recorded_id:
+                        return True
+        return False
 
     def _notification(self, message: Dict[str, Any]) -> List[Action]:
         method = message.get("method")

@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional
 from .._rpc.jsonrpc import JSONObject, decode, encode
 from ..exceptions import HTTPStatusError, RequestTimeout, SessionExpired, TransportError
 from ..transports.base import Transport
-from ._errors import CassetteMismatch
+from ._errors import CassetteError, CassetteMismatch
 from ._replayer import Action, Replayer
 
 __all__ = ["CassetteTransport"]
@@ -17,6 +17,8 @@ __all__ = ["CassetteTransport"]
 def rebuild_error(spec: Dict[str, Any]) -> BaseException:
     """The error a recorded ``fail`` event stands for (an HTTP status keeps its status)."""
     message = str(spec.get("message", "request failed"))
+    if spec.get("error") == "CassetteError":
+        return CassetteError(message)
     status = spec.get("status")
     if isinstance(status, int):
         cls = SessionExpired if spec.get("error") == "SessionExpired" else HTTPStatusError
