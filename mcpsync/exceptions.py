@@ -27,6 +27,7 @@
     ├── CapabilityError              the server did not offer what a method needs
     ├── AuthError                    OAuth authorization failed or was refused (.error: a short code)
     ├── ConfigError                  a server config is malformed (also a ValueError)
+    ├── UnsafeDirectory              a directory for results or secrets is not private (also a PermissionError)
     ├── UnknownServerError           no managed server has that name (also a KeyError)
     ├── UnknownSkillError            no skill (or more than one) has that name on the server (also a KeyError)
     └── UnknownToolError             no managed tool has that qualified name (also a KeyError)
@@ -70,6 +71,7 @@ __all__ = [
     "UnknownServerError",
     "UnknownSkillError",
     "UnknownToolError",
+    "UnsafeDirectory",
     "UnsupportedProtocolVersion",
 ]
 
@@ -571,6 +573,30 @@ class ConfigError(MCPSyncError, ValueError):
 
 def _rebuild_config(message: str, server: Optional[str], path: Optional[str]) -> ConfigError:
     return ConfigError(message, server=server, path=path)
+
+
+class UnsafeDirectory(MCPSyncError, PermissionError):
+    """A directory mcpsync would write results or secrets into is not private: a symlink, not a
+    directory, owned by another user, or open to others (see ``mcpsync/_private.py``).
+
+    Attributes:
+        path: the directory.
+        problem: what is wrong with it ("is a symbolic link (to /x)").
+    """
+
+    def __init__(self, path: str, what: str, problem: str, remedy: str) -> None:
+        super().__init__(f"{what[:1].upper()}{what[1:]} {path} {problem}: mcpsync writes results or secrets "
+                         f"there, so it must be a private directory of yours; {remedy}")
+        self.path = path
+        self.what = what
+        self.problem = problem
+        self.remedy = remedy
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> Any:
+        return (UnsafeDirectory, (self.path, self.what, self.problem, self.remedy))
 
 
 class _LookupError(MCPSyncError, KeyError):

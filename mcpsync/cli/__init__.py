@@ -319,7 +319,6 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
 
 def _trust(args: argparse.Namespace) -> int:
     """List the trust record (does each file still have the content that was trusted?), or forget entries."""
-    import hashlib
     import os
 
     revoke = getattr(args, "revoke", None)
@@ -330,14 +329,10 @@ def _trust(args: argparse.Namespace) -> int:
         forgotten = sum(mcpconfig.revoke_trust(path) for path in files)
         out.line(f"forgot {forgotten} trusted project file{'' if forgotten == 1 else 's'}")
         return out.EXIT_OK
-    rows = []
-    for path, digest in sorted(mcpconfig.trusted_projects().items()):
-        try:
-            with open(path, "rb") as stream:
-                state = "trusted" if hashlib.sha256(stream.read()).hexdigest() == digest else "changed"
-        except OSError:
-            state = "missing"
-        rows.append({"path": path, "state": state, "sha256": digest})
+    from ..config import _trust as trust_record
+
+    rows = [{"path": path, "state": trust_record.record_state(key), "sha256": key.sha256, "project": key.project}
+            for path, key in sorted(trust_record.trusted_records().items())]
     if args.json:
         out.print_json(rows)
     else:

@@ -39,7 +39,8 @@ from ._model import log as log
 from ._files import TrustProject as TrustProject
 from ._parse import expand, parse_server
 from ._parse import from_mapping as from_mapping
-from ._trust import revoke_trust, trust_file, trust_project_file, trusted_projects
+from ._files import trust_project_file as trust_project_file
+from ._trust import revoke_trust, trust_file, trusted_projects
 
 __all__ = [
     "Config",
