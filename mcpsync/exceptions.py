@@ -7,8 +7,11 @@
     │   ├── ConnectError             could not spawn the server or reach it
     │   │   └── ServerNotConnected   a managed server is failed, closed or not started
     │   ├── TransportClosed          the connection is gone (text starts "Transport closed")
+    │   ├── EgressRefused            the egress gate refused to send an HTTP request (nothing was sent)
+    │   │   └── CrossOriginRedirect  (also an HTTPStatusError) a redirect to another origin, not followed
     │   └── HTTPStatusError          an HTTP response had a non-2xx status
-    │       └── SessionExpired       404, or a 400 naming the session, to a request with an Mcp-Session-Id
+    │       ├── SessionExpired       404, or a 400 naming the session, to a request with an Mcp-Session-Id
+    │       └── CrossOriginRedirect
     ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
     │   ├── UnsupportedProtocolVersion
     │   ├── StreamBroken             an HTTP response stream ended before its response
@@ -24,6 +27,7 @@
     ├── CapabilityError              the server did not offer what a method needs
     ├── AuthError                    OAuth authorization failed or was refused (.error: a short code)
     ├── ConfigError                  a server config is malformed (also a ValueError)
+    ├── UnsafeDirectory              a directory for results or secrets is not private (also a PermissionError)
     ├── UnknownServerError           no managed server has that name (also a KeyError)
     ├── UnknownSkillError            no skill (or more than one) has that name on the server (also a KeyError)
     └── UnknownToolError             no managed tool has that qualified name (also a KeyError)
@@ -45,6 +49,7 @@ __all__ = [
     "ConfigError",
     "ConnectError",
     "CrossOriginRedirect",
+    "EgressRefused",
     "ForkedError",
     "HTTPStatusError",
     "MCPError",
@@ -66,6 +71,7 @@ __all__ = [
     "UnknownServerError",
     "UnknownSkillError",
     "UnknownToolError",
+    "UnsafeDirectory",
     "UnsupportedProtocolVersion",
 ]
 
@@ -125,6 +131,35 @@ def _rebuild_closed(message: str, returncode: Optional[int], tail: Sequence[str]
     return TransportClosed(message, returncode=returncode, stderr_tail=tail)
 
 
+class EgressRefused(TransportError):
+    """mcpsync refused to send an HTTP request: its URL breaks a rule of the egress gate.
+
+    Every HTTP request mcpsync sends (MCP traffic, every redirect hop, every authorization
+    request) is checked on the URL about to go out; this is raised before any byte of it is
+    sent. The text says which rule and what to do; it never holds a query, userinfo or a
+    control character of the refused URL.
+
+    Attributes:
+        url: the refused URL (or the server that named it) in loggable form.
+        rule: ``"origin"`` (MCP traffic leaves the configured origin), ``"reference"`` (a
+            ``Location`` or ``endpoint`` holding a control character, whitespace, a backslash
+            or userinfo), ``"address"`` (an authorization flow's address class rule),
+            ``"metadata"`` (a cloud metadata address) or ``"unreadable"`` (URL parsers disagree).
+    """
+
+    def __init__(self, message: str, *, url: str = "", rule: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+        self.rule = rule
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_egress, (str(self), self.url, self.rule))
+
+
+def _rebuild_egress(message: str, url: str, rule: str) -> EgressRefused:
+    return EgressRefused(message, url=url, rule=rule)
+
+
 class HTTPStatusError(TransportError):
     """An HTTP response carried a non-2xx status.
 
@@ -162,8 +197,11 @@ class SessionExpired(HTTPStatusError):
         return (_rebuild_http, (str(self), self.status_code, self.headers, self.body, SessionExpired))
 
 
-class CrossOriginRedirect(HTTPStatusError):
+class CrossOriginRedirect(HTTPStatusError, EgressRefused):
     """The server answered an MCP request with a redirect to another origin, which is not followed.
+
+    The egress gate refused the hop (so this is an :class:`EgressRefused`, ``rule="origin"``,
+    too); nothing of the request was sent there.
 
     mcpsync follows a redirect only when it stays on the scheme, host and port
     the request went to: a request carries credentials, configured headers, the
@@ -179,6 +217,8 @@ class CrossOriginRedirect(HTTPStatusError):
                  body: str = "", location: str = "") -> None:
         super().__init__(message, status_code=status_code, headers=headers, body=body)
         self.location = location
+        self.url = location
+        self.rule = "origin"
 
     def __reduce__(self) -> Any:
         return (_rebuild_redirect, (str(self), self.status_code, self.headers, self.body, self.location))
@@ -333,7 +373,9 @@ class MCPError(MCPSyncError):
     http_status: Optional[int] = None
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"MCP error {code}: {message}")
+        # TypeScript-SDK servers put their own "MCP error <code>: " in the message: say it once
+        prefix = f"MCP error {code}: "
+        super().__init__(message if message.startswith(prefix) else prefix + message)
         self.code = code
         self.message = message
         self.data = data
@@ -419,7 +461,8 @@ def _rebuild_elicitation(code: int, message: str, data: Any, elicitations: Seque
 class ResourceNotFound(MCPError):
     """``resources/read`` named a resource the server does not have.
 
-    Legacy servers say so with ``-32002``, modern ones with ``-32602``; both become this.
+    Servers say so with ``-32002`` (the legacy code) or ``-32602`` (modern servers, and TypeScript-SDK
+    servers of every era); both become this, over every transport.
     """
 
 
@@ -533,6 +576,30 @@ class ConfigError(MCPSyncError, ValueError):
 
 def _rebuild_config(message: str, server: Optional[str], path: Optional[str]) -> ConfigError:
     return ConfigError(message, server=server, path=path)
+
+
+class UnsafeDirectory(MCPSyncError, PermissionError):
+    """A directory mcpsync would write results or secrets into is not private: a symlink, not a
+    directory, owned by another user, or open to others (see ``mcpsync/_private.py``).
+
+    Attributes:
+        path: the directory.
+        problem: what is wrong with it ("is a symbolic link (to /x)").
+    """
+
+    def __init__(self, path: str, what: str, problem: str, remedy: str) -> None:
+        super().__init__(f"{what[:1].upper()}{what[1:]} {path} {problem}: mcpsync writes results or secrets "
+                         f"there, so it must be a private directory of yours; {remedy}")
+        self.path = path
+        self.what = what
+        self.problem = problem
+        self.remedy = remedy
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> Any:
+        return (UnsafeDirectory, (self.path, self.what, self.problem, self.remedy))
 
 
 class _LookupError(MCPSyncError, KeyError):
