@@ -150,6 +150,15 @@ def test_failures_are_error_spans_with_the_error_type_the_conventions_give(otel)
     assert errors == {"tool_error", code}
 
 
+def test_a_request_that_times_out_is_an_error_span_of_type_timeout(otel):
+    with mcpsync.connect(server_argv("telemetry_server.py"), timeout=10) as client:
+        with pytest.raises(mcpsync.RequestTimeout):
+            client.call_tool("stall", timeout=0.2)
+    stalled = by_name(otel.spans())["tools/call stall"]
+    assert stalled.status.status_code == ERROR and stalled.attributes["error.type"] == "timeout"
+    assert stalled.end_time - stalled.start_time >= 0.2e9  # the span covers the wait
+
+
 def test_a_request_on_a_dead_connection_is_an_error_span_named_by_its_class(otel):
     client = mcpsync.connect(server_argv("telemetry_server.py"), timeout=10)
     client.transport.close()

@@ -2,6 +2,7 @@
 
     meta()          the JSON of the request's ``_meta`` (the trace context the server received)
     fail()          a tool that raises: a CallToolResult with ``isError``
+    stall()         waits until the client cancels it (or 30 s)
     resource ``demo://note``, prompt ``greet(name)``
 
 ``--legacy-only`` speaks only the versions before 2026-07-28 (the ``initialize`` handshake).
@@ -35,6 +36,13 @@ def meta(ctx: Context) -> str:
 def fail() -> str:
     """Always fails."""
     raise ValueError("this tool always fails")
+
+
+@server.tool()
+def stall(ctx: Context) -> str:
+    """Waits until cancelled."""
+    ctx.wait_cancelled(30)
+    return "cancelled" if ctx.cancelled else "not cancelled"
 
 
 @server.resource("demo://note")
