@@ -278,15 +278,16 @@ class Client:
         """Close the connection (and end a stdio server). Idempotent; safe from any thread.
 
         A client that connected records ``mcp.client.session.duration`` (when an OpenTelemetry
-        meter provider is set), once.
+        meter provider is set), once; with an ``error.type`` when the connection was already lost.
         """
         session = self._session
+        lost = session.ready and not session.closed and not self.transport.connected
         session.closed = True
         self._subs.close()
         self.transport.close()
         started, session.connect_started = session.connect_started, None
         if started is not None and session.ready:
-            _telemetry.session_ended(session, time.monotonic() - started)
+            _telemetry.session_ended(session, time.monotonic() - started, lost)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler(params)`` for every ``method`` notification (``"*"`` for all).

@@ -192,6 +192,19 @@ def test_the_operation_and_session_durations_are_recorded_with_low_cardinality_a
     assert dict(sessions[0].attributes) == {"network.transport": "pipe", "mcp.protocol.version": "2026-07-28"}
 
 
+def test_a_session_whose_server_died_ends_with_an_error_type(otel):
+    client = mcpsync.connect(server_argv("telemetry_server.py"), timeout=10)
+    with pytest.raises(mcpsync.TransportClosed):
+        client.call_tool("die")
+    client.close()
+    client.close()  # recorded once
+    sessions = otel.points("mcp.client.session.duration")
+    assert len(sessions) == 1 and sessions[0].count == 1
+    assert sessions[0].attributes["error.type"] == "mcpsync.exceptions.TransportClosed"
+    died = by_name(otel.spans())["tools/call die"]
+    assert died.status.status_code == ERROR and died.attributes["error.type"].startswith("mcpsync.exceptions.")
+
+
 # -- Streamable HTTP -----------------------------------------------------------------------------
 
 

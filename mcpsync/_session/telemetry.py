@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import CallOptions
 from .._version import __version__
-from ..exceptions import MCPError, RequestTimeout
+from ..exceptions import MCPError, RequestTimeout, TransportClosed
 from ..transports._http import HTTPTransportBase
 from ..transports.base import Transport
 from ..transports.stdio import StdioTransport
@@ -127,8 +127,12 @@ def notify(session: Traced, method: str, params: Optional[JSONObject] = None) ->
     session.transport.notify(method, params)
 
 
-def session_ended(session: Traced, seconds: float) -> None:
-    """Record ``mcp.client.session.duration`` (``seconds`` from connect to close), when a meter provider is set."""
+def session_ended(session: Traced, seconds: float, lost: bool = False) -> None:
+    """Record ``mcp.client.session.duration`` (``seconds`` from connect to close), when a meter provider is set.
+
+    ``lost``: the connection ended before the close (the server exited, the stream broke): the
+    session ended with an error, ``error.type`` ``mcpsync.exceptions.TransportClosed``.
+    """
     if not (session.telemetry and "opentelemetry.context" in _modules):
         return
     found = _instruments()
@@ -137,6 +141,8 @@ def session_ended(session: Traced, seconds: float) -> None:
     attributes = _peer(session.transport)
     if session.protocol_version is not None:
         attributes["mcp.protocol.version"] = session.protocol_version
+    if lost:
+        attributes["error.type"] = _class_name(TransportClosed)
     try:
         found.session.record(seconds, attributes)
     except Exception:  # a fault in the SDK must not fail a close
@@ -265,8 +271,11 @@ def _failure(exc: BaseException) -> Tuple[str, Optional[str], Optional[str]]:
         return str(exc.code), str(exc.code), exc.message
     if isinstance(exc, RequestTimeout):
         return "timeout", None, None
-    kind = type(exc)
-    return f"{kind.__module__}.{kind.__qualname__}", None, None
+    return _class_name(type(exc)), None, None
+
+
+def _class_name(kind: type) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _noting(span: Any, then: Optional[Callable[[RequestId], None]]) -> Callable[[RequestId], None]:

@@ -3,6 +3,7 @@
     meta()          the JSON of the request's ``_meta`` (the trace context the server received)
     fail()          a tool that raises: a CallToolResult with ``isError``
     stall()         waits until the client cancels it (or 30 s)
+    die()           the server process exits at once (status 3)
     resource ``demo://note``, prompt ``greet(name)``
 
 ``--legacy-only`` speaks only the versions before 2026-07-28 (the ``initialize`` handshake).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -43,6 +45,12 @@ def stall(ctx: Context) -> str:
     """Waits until cancelled."""
     ctx.wait_cancelled(30)
     return "cancelled" if ctx.cancelled else "not cancelled"
+
+
+@server.tool()
+def die() -> str:
+    """Ends the server process."""
+    os._exit(3)
 
 
 @server.resource("demo://note")
