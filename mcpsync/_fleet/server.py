@@ -330,7 +330,10 @@ class ManagedServer:
                 # A server that stops taking connections is lost, as a stdio server that exits is:
                 # the reconnect policy applies to both.
                 transport.close_when_unreachable = True
-            client = Client(transport, timeout=self.timeout, **self.host.client_options)
+            options = self.host.client_options
+            if not config.telemetry:  # the server's "telemetry": false wins over the manager's client_options
+                options = {**options, "telemetry": False}
+            client = Client(transport, timeout=self.timeout, **options)
         except Exception as exc:  # a config the transport refuses, say an HTTP type not available
             self._attempt_failed(generation, exc, None)
             return
