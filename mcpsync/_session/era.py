@@ -54,8 +54,12 @@ _DETECTION = {"streamable-http": HTTP, "sse": HANDSHAKE, "memory": HANDSHAKE}
 def detection_for(transport: Any) -> str:
     """How ``protocol="auto"`` finds the era of the server behind ``transport``: PROBE, HTTP or HANDSHAKE.
 
-    The session decides this, not the transport: it reads only the transport's ``kind``.
+    The session decides this from the transport's ``kind``. A stand-in for another transport (a
+    cassette's replay) says how the one it stands in for was detected, as ``era_detection``.
     """
+    declared = getattr(transport, "era_detection", None)
+    if declared in (PROBE, HTTP, HANDSHAKE):
+        return str(declared)
     return _DETECTION.get(getattr(transport, "kind", ""), PROBE)
 
 

@@ -28,6 +28,7 @@ from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Set, Tuple
 
 from .._protocol.transports import HTTP, SSE, STDIO, TYPE_NAMES
 from ..exceptions import ConfigError, HTTPStatusError, SessionExpired
+from ._seam import hand_over
 from ._urls import display_url
 from .base import Transport
 from .sse import SSETransport
@@ -77,8 +78,14 @@ def fallback_for(transport: Transport, error: BaseException) -> Optional[Transpo
     Streamable HTTP built with ``legacy_fallback=True`` (a bare ``url`` target or config entry)
     whose very first POST was answered 400, 404 or 405 gets the legacy HTTP+SSE transport, built
     from its settings; never for 401 or 403, which are about credentials. The new transport takes
-    over the old one's callbacks: ``on_close`` and ``on_error`` are moved, not shared.
+    over the old one's callbacks: ``on_close`` and ``on_error`` are moved, not shared. A stand-in
+    for another transport (a cassette's replay) that has a ``fallback_for`` of its own answers
+    itself: it plays back the fallback that was recorded.
     """
+    own = getattr(transport, "fallback_for", None)
+    if callable(own):
+        alternate: Optional[Transport] = own(error)
+        return alternate
     if not (isinstance(transport, StreamableHTTPTransport) and transport.legacy_fallback
             and transport.first_post_refused and isinstance(error, HTTPStatusError)
             and not isinstance(error, SessionExpired) and error.status_code in FALLBACK_STATUSES):
@@ -92,6 +99,10 @@ def fallback_for(transport: Transport, error: BaseException) -> Optional[Transpo
     alternate.on_notification = transport.on_notification
     alternate.on_error, transport.on_error = transport.on_error, None
     alternate.on_close, transport.on_close = transport.on_close, None
+    tap = transport.message_tap
+    if tap is not None:  # a recording goes on through the transport that takes over
+        tap("switch", alternate.kind)
+        alternate.set_message_tap(tap)
     return alternate
 
 
@@ -107,9 +118,15 @@ def create_transport(config: Dict[str, Any], **options: Any) -> Transport:
     transport that offers the legacy HTTP+SSE fallback during the handshake.
     ``options`` are passed to the transport and win over the config.
 
+    The transport built goes through the one seam (:func:`._seam.hand_over`) before it is returned.
+
     Raises:
         ValueError: the config is incomplete or names an unknown type.
     """
+    return hand_over(_build(config, options))
+
+
+def _build(config: Dict[str, Any], options: Dict[str, Any]) -> Transport:
     if not isinstance(config, dict):
         raise ValueError(f"A server config must be a dict, not {type(config).__name__}")
     declared = config.get("type")
@@ -177,7 +194,7 @@ def transport_for(target: Target, options: Mapping[str, Any]) -> Tuple[Transport
         raise ConfigError(_string_advice(target))
     if isinstance(target, Sequence) and not isinstance(target, (bytes, bytearray)) and target \
             and all(isinstance(a, str) for a in target):
-        return StdioTransport(target[0], list(target[1:]), **transport_options), client_options
+        return hand_over(StdioTransport(target[0], list(target[1:]), **transport_options)), client_options
     raise ConfigError(f"Cannot connect to {_what(target)}. {ACCEPTED}")
 
 
