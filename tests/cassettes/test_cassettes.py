@@ -25,8 +25,8 @@ from mcpsync import CreateMessageResult, ElicitResult
 from mcpsync.testing import Cassette, CassetteError, CassetteMismatch, FakeServer, FakeServerMixin, use_cassette
 from mcpsync.transports import _seam
 
-from .conftest import PY, SERVERS
-from .http_fixtures import UvicornThread
+from ..conftest import PY, SERVERS
+from ..http_fixtures import UvicornThread
 
 sys.path.insert(0, str(SERVERS))
 import era_sdk_server  # noqa: E402
@@ -151,7 +151,7 @@ def everything_conversation(client: mcpsync.Client) -> List[Any]:
 
 
 def test_server_everything_over_stdio_is_replayed_with_the_program_gone(tmp_path):
-    from .npm_peers import everything_argv
+    from ..npm_peers import everything_argv
 
     argv = everything_argv()
     node = missing_later(tmp_path, argv[0])
@@ -167,7 +167,7 @@ def test_server_everything_over_stdio_is_replayed_with_the_program_gone(tmp_path
 
 @pytest.mark.parametrize("mode, fallback", [("streamableHttp", False), ("sse", False), ("sse", True)])
 def test_server_everything_over_http_and_legacy_sse_is_replayed_with_the_port_closed(tmp_path, mode, fallback):
-    from .npm_peers import everything_http
+    from ..npm_peers import everything_http
 
     path = tmp_path / f"{mode}.jsonl"
     with everything_http(mode) as url:
@@ -213,7 +213,7 @@ def test_a_cassette_recorded_with_a_bearer_token_api_keys_and_query_keys_holds_n
             assert client.call_tool("echo", {"text": "hi"}).text == "hi"
 
 
-from .auth_fixtures import _auth_servers, stack  # noqa: E402,F401  (fixtures)
+from ..auth_fixtures import _auth_servers, stack  # noqa: E402,F401  (fixtures)
 
 
 def test_a_cassette_recorded_through_an_oauth_login_holds_no_code_token_or_client_secret(tmp_path, stack):
@@ -577,7 +577,7 @@ def test_one_cassette_at_a_time(tmp_path):
 
 
 def _docs_blocks() -> List[str]:
-    text = (Path(__file__).parent.parent / "docs" / "testing.md").read_text()
+    text = (Path(__file__).parent.parent.parent / "docs" / "testing.md").read_text()
     section = text.split("## Cassettes", 1)[1].split("\n## ", 1)[0]
     return [block.split("```", 1)[0] for block in section.split("```python\n")[1:]]
 
@@ -588,7 +588,7 @@ def test_the_docs_unittest_and_pytest_examples_run_recording_then_replaying(tmp_
     marked = next(block for block in blocks if "@pytest.mark.mcp_cassette" in block)
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "demo_server.py").write_text(
-        (Path(__file__).parent.parent / "examples" / "demo_server.py").read_text())
+        (Path(__file__).parent.parent.parent / "examples" / "demo_server.py").read_text())
     (tmp_path / "tests").mkdir()
     (tmp_path / "test_doc_unittest.py").write_text(unit)
     (tmp_path / "tests" / "test_doc_pytest.py").write_text(marked)
@@ -601,7 +601,7 @@ def test_the_docs_unittest_and_pytest_examples_run_recording_then_replaying(tmp_
 
 
 def test_the_cassette_example_records_then_replays(tmp_path):
-    example = Path(__file__).parent.parent / "examples" / "cassette.py"
+    example = Path(__file__).parent.parent.parent / "examples" / "cassette.py"
     env = dict(os.environ, TMPDIR=str(tmp_path))
     done = subprocess.run([PY, str(example)], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -10,7 +10,7 @@ import pytest
 from mcpsync import config as mcpconfig
 from mcpsync.transports.stdio import default_name
 
-from .conftest import ROOT
+from ..conftest import ROOT
 from .test_cli import Shell, sh  # noqa: F401  (fixture)
 
 DEMO = ROOT / "examples" / "demo_server.py"

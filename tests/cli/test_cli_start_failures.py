@@ -6,7 +6,7 @@ given as ``-- COMMAND``, as a config entry, and under ``servers --status``.
 
 from __future__ import annotations
 
-from .conftest import server_argv
+from ..conftest import server_argv
 from .test_cli import Shell, sh  # noqa: F401  (fixture)
 
 FATAL = "FATAL: DATABASE_URL is not set"

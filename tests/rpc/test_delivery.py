@@ -28,11 +28,11 @@ import pytest
 import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 
-from .conftest import until
-from .faultproxy import FaultProxy
-from .npm_peers import everything_http, free_port
+from ..conftest import until
+from ..faultproxy import FaultProxy
+from ..npm_peers import everything_http, free_port
 
-SERVERS = Path(__file__).parent / "servers"
+SERVERS = Path(__file__).parent.parent / "servers"
 sys.path.insert(0, str(SERVERS))
 
 import era_sdk_server  # noqa: E402
@@ -70,7 +70,7 @@ def assert_lost_once(outcome: Dict[str, Any]) -> mcpsync.TransportClosed:
 
 def docs_outcome(error: BaseException) -> str:
     """Run the ``except`` chain of docs/errors.md on a call that raises ``error``; what it concluded."""
-    text = (Path(__file__).parent.parent / "docs" / "errors.md").read_text()
+    text = (Path(__file__).parent.parent.parent / "docs" / "errors.md").read_text()
     start = text.index("```python\ntry:\n    result = client.call_tool(")
     block = text[start + len("```python\n"):text.index("```", start + 3)]
 

@@ -21,8 +21,8 @@ import pytest
 import mcpsync
 from mcpsync import Manager
 
-from .conftest import server_argv
-from .http_fixtures import UvicornThread, _sdk
+from ..conftest import server_argv
+from ..http_fixtures import UvicornThread, _sdk
 
 trace = pytest.importorskip("opentelemetry.trace")
 metrics = pytest.importorskip("opentelemetry.metrics")
