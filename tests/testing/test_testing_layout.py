@@ -87,8 +87,9 @@ def test_only_the_faces_import_the_fake_server() -> None:
     assert run_time <= FACES
 
 
-def test_every_module_opens_with_its_job_and_stays_small() -> None:
+def test_every_module_opens_with_its_job() -> None:
+    """Its job, not a line count, decides what a module holds (module lengths are reported by
+    tests/test_architecture.py, not capped; classes and functions are, there)."""
     for path in FOLDER.glob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         assert ast.get_docstring(tree), f"{path.name} has no module docstring"
-        assert len(path.read_text(encoding="utf-8").splitlines()) <= 500, f"{path.name} is over 500 lines"
