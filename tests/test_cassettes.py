@@ -498,6 +498,9 @@ def test_unmarked(mcp_cassette):
 '''
 
 
+# Four pytest processes, each bounded at 120 s: ~50 s on a quiet machine, past the 60 s default
+# on a loaded one. The test's bound is the sum of its steps' own.
+@pytest.mark.timeout(4 * 120)
 def test_the_pytest_marker_keeps_cassettes_under_tests_cassettes_and_the_option_sets_the_mode(tmp_path):
     tests = tmp_path / "tests"
     tests.mkdir()
@@ -516,6 +519,7 @@ def test_the_pytest_marker_keeps_cassettes_under_tests_cassettes_and_the_option_
     assert "MODE none 0 1" in pytest_run("--mcp-record-mode", "none")
 
 
+@pytest.mark.timeout(60 + 120)  # a recording, then the SDK client's process, bounded at 120 s
 def test_mcpsync_replay_serves_a_cassette_to_the_official_sdk_client(tmp_path):
     path = tmp_path / "served.jsonl"
     argv = [PY, str(SERVERS / "era_sdk_server.py"), "--legacy-only"]
@@ -588,6 +592,7 @@ def _docs_blocks() -> List[str]:
     return [block.split("```", 1)[0] for block in section.split("```python\n")[1:]]
 
 
+@pytest.mark.timeout(4 * 120)  # four Python processes (two of them pytest), each bounded at 120 s
 def test_the_docs_unittest_and_pytest_examples_run_recording_then_replaying(tmp_path):
     blocks = _docs_blocks()
     unit = next(block for block in blocks if "unittest.main()" in block)

@@ -118,6 +118,7 @@ def test_the_plugin_loads_none_of_the_fake_server() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2 * 120)  # two Python processes (one of them pytest), each bounded at 120 s
 def test_the_examples_pass() -> None:
     pytest_run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/test_with_fakeserver_pytest.py"],
