@@ -1,0 +1,240 @@
+"""Batch calls (issue 25): map_tool / imap_tool on a Client and a Manager, retries that cannot duplicate
+work, and per-server rate and concurrency limits, against real stdio and HTTP servers.
+
+What a server saw (calls in flight, executions, cancellations, arrival times) is counted by the server
+(tests/servers/batch_stdio.py, tests/servers/http_throttle.py) and asked for through a tool; no test
+asserts on wall time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import threading
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+import mcpsync
+from mcpsync import MCPError, Retry
+
+from .conftest import server_argv, until
+
+
+def stats(client: mcpsync.Client, **args: Any) -> Dict[str, Any]:
+    text = client.call_tool("stats", args).text
+    assert text is not None
+    result: Dict[str, Any] = json.loads(text)
+    return result
+
+
+@pytest.fixture
+def client() -> Iterator[mcpsync.Client]:
+    with mcpsync.connect(server_argv("batch_stdio.py"), timeout=20) as c:
+        yield c
+
+
+# -- map_tool / imap_tool ---------------------------------------------------------------------------
+
+
+def test_map_tool_returns_results_in_input_order(client: mcpsync.Client) -> None:
+    # later items answer first: the order is the input's, not the completion's
+    items = [{"tag": f"t{i}", "delay_ms": (20 - i) * 5} for i in range(20)]
+    results = client.map_tool("work", items, max_concurrency=6)
+    assert [r.text for r in results] == [f"t{i}" for i in range(20)]
+    seen = stats(client)
+    assert seen["calls"] == 20
+    assert 1 < seen["max_in_flight"] <= 6
+
+
+def test_map_tool_with_a_one_shot_generator_and_no_arguments(client: mcpsync.Client) -> None:
+    results = client.map_tool("work", ({"tag": str(i)} for i in range(50)), max_concurrency=3)
+    assert [r.text for r in results] == [str(i) for i in range(50)]
+    assert client.map_tool("work", []) == []
+
+
+def test_imap_tool_reads_no_further_ahead_than_max_concurrency(client: mcpsync.Client) -> None:
+    read: List[int] = []
+
+    def endless() -> Iterator[Dict[str, Any]]:
+        i = 0
+        while True:
+            read.append(i)
+            yield {"tag": str(i), "delay_ms": 5}
+            i += 1
+
+    results = client.imap_tool("work", endless(), max_concurrency=4)
+    assert read == []  # nothing read, no thread started, before the first next()
+    with contextlib.closing(results):
+        got = [next(results).text for _ in range(10)]
+        assert got == [str(i) for i in range(10)]
+        # ten yielded; at most max_concurrency more taken from the input
+        assert 10 <= len(read) <= 10 + 4
+    assert len(read) <= 14  # closing read nothing more
+
+
+def test_first_failure_cancels_the_calls_in_flight_and_the_server_is_told(client: mcpsync.Client) -> None:
+    items = [{"tag": "slow1", "delay_ms": 60_000}, {"tag": "slow2", "delay_ms": 60_000},
+             {"tag": "bad", "fail": True, "delay_ms": 10}] + [{"tag": f"never{i}"} for i in range(20)]
+    with pytest.raises(MCPError, match="failed bad"):
+        client.map_tool("work", items, max_concurrency=3)
+    seen = stats(client, expect_cancelled=2, wait_ms=10_000)
+    assert seen["cancelled"] == 2  # the two slow calls in flight were cancelled, and the server told
+    assert seen["calls"] == 3  # nothing after the failure was sent
+
+
+def test_return_exceptions_puts_each_failure_in_its_place(client: mcpsync.Client) -> None:
+    items = [{"tag": str(i), "fail": i % 3 == 0} for i in range(9)]
+    results = client.map_tool("work", items, return_exceptions=True, max_concurrency=4)
+    for i, result in enumerate(results):
+        if i % 3 == 0:
+            assert isinstance(result, MCPError) and f"failed {i}" in str(result)
+        else:
+            assert result.text == str(i)
+    assert stats(client)["calls"] == 9
+
+
+def test_imap_tool_raises_the_first_failure_from_next(client: mcpsync.Client) -> None:
+    results = client.imap_tool("work", [{"tag": "a"}, {"tag": "b", "fail": True}, {"tag": "c"}], max_concurrency=1)
+    assert next(results).text == "a"
+    with pytest.raises(MCPError):
+        next(results)
+    with pytest.raises(StopIteration):
+        next(results)
+
+
+def test_progress_draws_a_bar(client: mcpsync.Client) -> None:
+    out = io.StringIO()
+    bar = mcpsync.ProgressBar("work", file=out, use_tqdm=False)
+    client.map_tool("work", [{"tag": str(i)} for i in range(5)], progress=bar)
+    assert bar.progress == 5 and bar.total == 5
+    assert "5/5" in out.getvalue() or "100%" in out.getvalue()
+
+
+def test_bad_max_concurrency_is_refused_before_anything_is_sent(client: mcpsync.Client) -> None:
+    with pytest.raises(ValueError, match="max_concurrency"):
+        client.map_tool("work", [{"tag": "x"}], max_concurrency=0)
+    assert stats(client)["calls"] == 0
+
+
+# -- retries ----------------------------------------------------------------------------------------
+
+
+def test_a_tool_that_may_have_run_is_not_retried_and_the_error_says_why(client: mcpsync.Client) -> None:
+    with pytest.raises(mcpsync.RequestTimeout) as caught:
+        client.call_tool("once", {"key": "k", "slow_ms": 60_000}, timeout=0.3, retry=Retry(attempts=3, backoff=0))
+    assert caught.value.not_retried is not None and "not declared safe to repeat" in caught.value.not_retried
+    assert stats(client)["executions"] == {"k": 1}
+
+
+@pytest.mark.parametrize("tool", ["once_safe", "once_read"])
+def test_a_tool_annotated_safe_to_repeat_is_retried(client: mcpsync.Client, tool: str) -> None:
+    result = client.call_tool(tool, {"key": "k", "slow_ms": 60_000}, timeout=0.3, retry=Retry(attempts=2, backoff=0))
+    assert result.text == "k 2"
+    assert stats(client)["executions"] == {"k": 2}
+
+
+def test_idempotent_true_allows_a_retry_and_false_forbids_it(client: mcpsync.Client) -> None:
+    result = client.call_tool("once", {"key": "a", "slow_ms": 60_000}, timeout=0.3, retry=Retry(backoff=0),
+                              idempotent=True)
+    assert result.text == "a 2"
+    with pytest.raises(mcpsync.RequestTimeout):
+        client.call_tool("once_safe", {"key": "b", "slow_ms": 60_000}, timeout=0.3, retry=Retry(backoff=0),
+                         idempotent=False)
+    assert stats(client)["executions"] == {"a": 2, "b": 1}
+
+
+def test_map_tool_retries_per_item(client: mcpsync.Client) -> None:
+    items = [{"key": f"k{i}", "slow_ms": 60_000 if i % 2 else 0} for i in range(4)]
+    results = client.map_tool("once_safe", items, timeout=0.3, retry=Retry(backoff=0))
+    assert [r.text for r in results] == ["k0 1", "k1 2", "k2 1", "k3 2"]
+
+
+def test_retry_gives_up_after_its_attempts() -> None:
+    # a server that is gone: every attempt is refused before any byte, and the error says when it gave up
+    client = mcpsync.connect(server_argv("batch_stdio.py"), timeout=20)
+    client.close()
+    with pytest.raises(mcpsync.TransportClosed):
+        client.call_tool("work", {"tag": "x"}, retry=Retry(attempts=2, backoff=0))
+
+
+def test_retry_is_validated() -> None:
+    with pytest.raises(ValueError, match="attempts"):
+        Retry(attempts=0)
+    with pytest.raises(ValueError, match="backoff"):
+        Retry(backoff=-1)
+
+
+# -- limits -----------------------------------------------------------------------------------------
+
+
+def test_max_concurrency_of_a_client_holds_across_threads() -> None:
+    with mcpsync.connect(server_argv("batch_stdio.py"), timeout=20, max_concurrency=2) as client:
+        items = [{"tag": str(i), "delay_ms": 20} for i in range(12)]
+        threads = [threading.Thread(target=client.map_tool, args=("work", items), kwargs={"max_concurrency": 8})
+                   for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seen = stats(client)
+    assert seen["calls"] == 24
+    assert seen["max_in_flight"] == 2
+
+
+def test_rate_limit_spaces_the_calls_the_server_sees() -> None:
+    rate = 40.0
+    with mcpsync.connect(server_argv("batch_stdio.py"), timeout=20, rate_limit=rate) as client:
+        client.map_tool("work", [{"tag": str(i)} for i in range(30)], max_concurrency=8)
+        seen = stats(client)
+    arrivals = sorted(seen["arrivals"])
+    assert len(arrivals) == 30
+    # in any window of 0.25 s the server saw at most rate * 0.25 + 1 calls (one token every 1/rate s;
+    # +1 for jitter in delivery)
+    window = 0.25
+    for i, start in enumerate(arrivals):
+        inside = sum(1 for t in arrivals[i:] if t < start + window)
+        assert inside <= rate * window + 2, (inside, arrivals)
+
+
+def test_a_call_whose_rate_turn_comes_too_late_times_out_as_usual() -> None:
+    with mcpsync.connect(server_argv("batch_stdio.py"), timeout=20, rate_limit=0.25) as client:
+        assert client.call_tool("work", {"tag": "first"}).text == "first"  # took the token; the next is 4 s away
+        with pytest.raises(mcpsync.RequestTimeout, match="rate_limit=0.25/s"):
+            client.call_tool("work", {"tag": "late"}, timeout=0.2)
+        assert stats(client)["calls"] == 1  # stats is not work: the late call was never sent
+
+
+def test_a_call_that_cannot_get_a_slot_in_time_times_out_as_usual() -> None:
+    with mcpsync.connect(server_argv("batch_stdio.py"), timeout=20, max_concurrency=1) as client:
+        cancel = mcpsync.CancelToken()
+        hold = threading.Thread(target=lambda: _ignore(client.call_tool, "work", {"tag": "hold", "delay_ms": 60_000},
+                                                       cancel=cancel))
+        hold.start()
+        try:
+            limits = client._limits  # noqa: SLF001 (the only way to know the slot is taken, without a sleep)
+            assert limits is not None
+            until(lambda: limits._in_flight == 1)  # noqa: SLF001
+            with pytest.raises(mcpsync.RequestTimeout, match="max_concurrency=1"):
+                client.call_tool("work", {"tag": "late"}, timeout=0.2)
+        finally:
+            cancel.cancel()
+            hold.join()
+
+
+def _ignore(fn: Any, *args: Any, **kwargs: Any) -> None:
+    with contextlib.suppress(mcpsync.MCPSyncError):
+        fn(*args, **kwargs)
+
+
+def test_limits_are_validated_and_pickled() -> None:
+    import pickle
+
+    with pytest.raises(ValueError, match="rate_limit"):
+        mcpsync.Client(mcpsync.StdioTransport("python"), rate_limit=0)
+    with pytest.raises(ValueError, match="max_concurrency"):
+        mcpsync.Client(mcpsync.StdioTransport("python"), max_concurrency=0)
+    client = mcpsync.Client(mcpsync.StdioTransport("python"), rate_limit=5, max_concurrency=3)
+    copy = pickle.loads(pickle.dumps(client))
+    assert (copy.rate_limit, copy.max_concurrency) == (5, 3)
