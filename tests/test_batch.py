@@ -238,3 +238,68 @@ def test_limits_are_validated_and_pickled() -> None:
     client = mcpsync.Client(mcpsync.StdioTransport("python"), rate_limit=5, max_concurrency=3)
     copy = pickle.loads(pickle.dumps(client))
     assert (copy.rate_limit, copy.max_concurrency) == (5, 3)
+
+
+# -- Manager ----------------------------------------------------------------------------------------
+
+
+def manager_config(**keys: Any) -> Dict[str, Any]:
+    argv = server_argv("batch_stdio.py")
+    return {"mcpServers": {"b": {"command": argv[0], "args": argv[1:], **keys}}}
+
+
+def manager_stats(manager: mcpsync.Manager) -> Dict[str, Any]:
+    text = manager.call_tool("mcp_b_stats", {}).text
+    assert text is not None
+    result: Dict[str, Any] = json.loads(text)
+    return result
+
+
+def test_manager_map_tool_in_order_under_the_servers_config_limits(tmp_path: Any) -> None:
+    with mcpsync.Manager(manager_config(max_concurrency=2, rate_limit=200), cache=False) as manager:
+        manager.wait(30)
+        items = [{"tag": str(i), "delay_ms": (10 - i) * 3} for i in range(10)]
+        results = manager.map_tool("mcp_b_work", items, max_concurrency=6)
+        assert [r.text for r in results] == [str(i) for i in range(10)]
+        lazy = manager.imap_tool("mcp_b_work", ({"tag": str(i)} for i in range(5)), max_concurrency=2)
+        assert [r.text for r in lazy] == [str(i) for i in range(5)]
+        seen = manager_stats(manager)
+    assert seen["calls"] == 15
+    assert seen["max_in_flight"] == 2
+
+
+def test_manager_map_tool_first_failure_cancels_and_return_exceptions() -> None:
+    with mcpsync.Manager(manager_config(), cache=False) as manager:
+        manager.wait(30)
+        items = [{"tag": "slow", "delay_ms": 60_000}, {"tag": "bad", "fail": True, "delay_ms": 10}]
+        with pytest.raises(MCPError, match="failed bad"):
+            manager.map_tool("mcp_b_work", items)
+        text = manager.call_tool("mcp_b_stats", {"expect_cancelled": 1, "wait_ms": 10_000}).text
+        assert text is not None and json.loads(text)["cancelled"] == 1
+        mixed = manager.map_tool("mcp_b_work", [{"tag": "a"}, {"tag": "b", "fail": True}], return_exceptions=True)
+        assert mixed[0].text == "a" and isinstance(mixed[1], MCPError)
+        with pytest.raises(mcpsync.UnknownToolError):
+            manager.map_tool("mcp_b_nope", [{}])
+
+
+def test_manager_retries_only_what_is_safe_to_repeat() -> None:
+    with mcpsync.Manager(manager_config(), cache=False) as manager:
+        manager.wait(30)
+        with pytest.raises(mcpsync.RequestTimeout) as caught:
+            manager.call_tool("mcp_b_once", {"key": "n", "slow_ms": 60_000}, timeout=0.3, retry=Retry(backoff=0))
+        assert caught.value.not_retried is not None
+        ok = manager.call_tool("mcp_b_once_safe", {"key": "s", "slow_ms": 60_000}, timeout=0.3,
+                               retry=Retry(backoff=0))
+        assert ok.text == "s 2"
+        assert manager_stats(manager)["executions"] == {"n": 1, "s": 2}
+
+
+def test_config_keys_are_read_and_checked() -> None:
+    from mcpsync.config import parse_server
+
+    server = parse_server("b", {"command": "x", "rate_limit": 2.5, "maxConcurrency": 4})
+    assert (server.rate_limit, server.max_concurrency) == (2.5, 4)
+    with pytest.raises(mcpsync.ConfigError, match="rate_limit"):
+        parse_server("b", {"command": "x", "rate_limit": 0})
+    with pytest.raises(mcpsync.ConfigError, match="max_concurrency"):
+        parse_server("b", {"command": "x", "max_concurrency": 1.5})
