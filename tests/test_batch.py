@@ -303,3 +303,58 @@ def test_config_keys_are_read_and_checked() -> None:
         parse_server("b", {"command": "x", "rate_limit": 0})
     with pytest.raises(mcpsync.ConfigError, match="max_concurrency"):
         parse_server("b", {"command": "x", "max_concurrency": 1.5})
+
+
+# -- HTTP 429 / 503 and Retry-After -----------------------------------------------------------------
+
+
+def throttled(*refuse: Any, fail_after_run: int = 0) -> Any:
+    from .servers.http_throttle import ThrottleServer
+
+    return ThrottleServer(list(refuse), fail_after_run=fail_after_run)
+
+
+def test_429_and_503_are_retried_for_any_tool_honouring_retry_after() -> None:
+    # "work" is not safe to repeat, yet a 429 or 503 means it never ran: retried, and it runs once
+    with throttled((429, "1"), (503, "0")) as server:
+        with mcpsync.connect(server.url, protocol="legacy", timeout=20) as client:
+            result = client.call_tool("work", {}, retry=Retry(attempts=3, backoff=0))
+        posts = list(server.posts)
+    assert result.text == "ran 1"
+    assert server.executions == 1
+    assert [status for _, status in posts] == [429, 503, 200]
+    assert posts[1][0] - posts[0][0] >= 0.9  # the server's own clock: it asked for 1 s and got it
+
+
+def test_retry_after_as_an_http_date_is_honoured() -> None:
+    import email.utils
+    import time
+
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)  # whole seconds: 1 to 2 s from now
+    with throttled((503, when)) as server:
+        with mcpsync.connect(server.url, protocol="legacy", timeout=20) as client:
+            assert client.call_tool("work", {}, retry=Retry(backoff=0)).text == "ran 1"
+        posts = list(server.posts)
+    assert posts[1][0] - posts[0][0] >= 0.9
+
+
+def test_a_retry_after_beyond_the_timeout_is_not_waited_for() -> None:
+    with throttled((429, "3600")) as server:
+        with mcpsync.connect(server.url, protocol="legacy", timeout=20) as client:
+            with pytest.raises(mcpsync.HTTPStatusError) as caught:
+                client.call_tool("work", {}, timeout=5, retry=Retry())
+        assert len(server.posts) == 1
+    assert caught.value.status_code == 429
+    assert caught.value.not_retried is not None and "Retry-After" in caught.value.not_retried
+
+
+def test_an_http_failure_after_the_tool_ran_is_retried_only_for_a_safe_tool() -> None:
+    with throttled(fail_after_run=1) as server:
+        with mcpsync.connect(server.url, protocol="legacy", timeout=20) as client:
+            with pytest.raises(mcpsync.HTTPStatusError) as caught:
+                client.call_tool("work", {}, retry=Retry(backoff=0))
+            assert caught.value.not_retried is not None and "may have run" in caught.value.not_retried
+            assert server.executions == 1  # ran once, not repeated
+            server.fail_after_run = 1
+            assert client.call_tool("read", {}, retry=Retry(backoff=0)).text == "ran 3"  # readOnlyHint
+        assert server.executions == 3
