@@ -358,3 +358,21 @@ def test_an_http_failure_after_the_tool_ran_is_retried_only_for_a_safe_tool() ->
             server.fail_after_run = 1
             assert client.call_tool("read", {}, retry=Retry(backoff=0)).text == "ran 3"  # readOnlyHint
         assert server.executions == 3
+
+
+# -- a server nobody here wrote (the TypeScript SDK's server-everything) ---------------------------
+
+
+def test_map_tool_against_server_everything() -> None:
+    from .npm_peers import everything_argv
+
+    with mcpsync.connect(everything_argv(), timeout=60) as client:
+        results = client.map_tool("get-sum", [{"a": i, "b": 1000} for i in range(40)], max_concurrency=8)
+        assert [r.text for r in results] == [f"The sum of {i} and 1000 is {i + 1000}." for i in range(40)]
+        lazy = client.imap_tool("get-sum", ({"a": i, "b": i} for i in range(10)), max_concurrency=3)
+        assert [r.text for r in lazy] == [f"The sum of {i} and {i} is {2 * i}." for i in range(10)]
+        # its tools carry no annotations: a timed-out call may have run, so it is not retried
+        with pytest.raises(mcpsync.RequestTimeout) as caught:
+            client.call_tool("trigger-long-running-operation", {"duration": 5, "steps": 1}, timeout=0.3,
+                             retry=Retry(backoff=0))
+        assert caught.value.not_retried is not None and "not declared safe" in caught.value.not_retried
