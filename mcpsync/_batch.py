@@ -59,49 +59,58 @@ def imap(call: Callable[[A, CancelToken], T], arguments: Iterable[A], *,
     bounds the items taken from ``arguments`` and not yet yielded (None: no bound, so a slow first
     item does not hold back the others; ``imap_tool`` passes ``max_concurrency``).
 
-    With ``return_exceptions`` a failed call yields its exception. Otherwise the first failure (in
-    completion order) fires the cancel token of every call still running (each tells its server),
+    Every call is handed the batch's one cancel token. With ``return_exceptions`` a failed call yields
+    its exception. Otherwise the first failure (in completion order) fires that token, so every call
+    still running is abandoned (each tells its server),
     waits for them to end, and is raised; the items after it are never read. Closing the generator
     early (or an exception thrown into it, say KeyboardInterrupt) does the same. Every thread has
     ended when the generator is done.
     """
     import concurrent.futures as cf  # noqa: PLC0415 (only a batch needs it: keeps `import mcpsync` light)
+    import queue  # noqa: PLC0415
 
     update, close_bar = progress_callback(progress, description)
     total = len(arguments) if isinstance(arguments, Sized) else None
     source = iter(arguments)
     window = math.inf if read_ahead is None else read_ahead
-    pending: Deque[Tuple["cf.Future[T]", CancelToken]] = collections.deque()
-    running: set["cf.Future[T]"] = set()
+    # One token for the batch: firing it abandons every call still in flight (each tells its server).
+    batch_cancel = CancelToken()
+    pending: Deque["cf.Future[T]"] = collections.deque()  # read, not yet yielded, in input order
+    in_flight = 0  # submitted, completion not yet taken from `finished`
+    finished: "queue.SimpleQueue[cf.Future[T]]" = queue.SimpleQueue()  # completions, as they happen
     pool = cf.ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="mcpsync-map")
     exhausted = False
     done_count = 0
     try:
         while True:
-            while not exhausted and len(running) < max_concurrency and len(pending) < window:
+            while not exhausted and in_flight < max_concurrency and len(pending) < window:
                 try:
                     item = next(source)
                 except StopIteration:
                     exhausted = True
                     break
-                token = CancelToken()
-                future = pool.submit(call, item, token)
-                pending.append((future, token))
-                running.add(future)
+                future = pool.submit(call, item, batch_cancel)
+                future.add_done_callback(finished.put)
+                pending.append(future)
+                in_flight += 1
             if not pending:
                 return
-            finished = {f for f in running if f.done()}
-            if not finished and not pending[0][0].done():
-                finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-            running.difference_update(finished)
-            if not return_exceptions:
-                failed = next((f for f in finished if f.exception() is not None), None)
-                if failed is not None:
-                    error = failed.exception()
+            # Take the completions there are (waiting for one unless the head is done): they free
+            # slots, and a failure among them is the batch's first failure.
+            block = not pending[0].done()
+            while True:
+                try:
+                    completed = finished.get(block=block)
+                except queue.Empty:
+                    break
+                block = False
+                in_flight -= 1
+                if not return_exceptions and completed.exception() is not None:
+                    error = completed.exception()
                     assert error is not None
                     raise error
-            while pending and pending[0][0].done():
-                future, _ = pending.popleft()
+            while pending and pending[0].done():
+                future = pending.popleft()
                 error = future.exception()
                 done_count += 1
                 if update is not None:
@@ -113,10 +122,10 @@ def imap(call: Callable[[A, CancelToken], T], arguments: Iterable[A], *,
                 else:
                     yield future.result()
     finally:
-        for future, token in pending:
-            if not future.done():
-                token.cancel("another call of the batch failed, or the batch was abandoned")
-                future.cancel()  # not started yet: never sent
+        if any(not future.done() for future in pending):
+            batch_cancel.cancel("another call of the batch failed, or the batch was abandoned")
+            for future in pending:
+                future.cancel()  # those not started yet are never sent
         pool.shutdown(wait=True)
         if close_bar is not None:
             close_bar()
