@@ -376,3 +376,33 @@ def test_map_tool_against_server_everything() -> None:
             client.call_tool("trigger-long-running-operation", {"duration": 5, "steps": 1}, timeout=0.3,
                              retry=Retry(backoff=0))
         assert caught.value.not_retried is not None and "not declared safe" in caught.value.not_retried
+
+
+def test_a_call_that_reached_a_server_that_died_is_retried_only_when_safe(tmp_path: Any) -> None:
+    # the server runs the call (its marker file proves it), then dies: the call may have run. The manager
+    # reconnects; only the tool declared safe to repeat is sent again, on the new connection.
+    with mcpsync.Manager(manager_config(), cache=False) as manager:
+        manager.wait(30)
+        unsafe = tmp_path / "unsafe"
+        with pytest.raises(mcpsync.TransportClosed) as caught:
+            manager.call_tool("mcp_b_once", {"key": "u", "crash_once": str(unsafe)}, timeout=20,
+                              retry=Retry(backoff=0))
+        assert unsafe.exists()
+        assert caught.value.not_retried is not None and "may have run" in caught.value.not_retried
+        safe = tmp_path / "safe"
+        result = manager.call_tool("mcp_b_once_safe", {"key": "s", "crash_once": str(safe)}, timeout=20,
+                                   retry=Retry(backoff=0))
+        assert safe.exists() and result.text == "s 1"  # ran again on the restarted server
+        assert manager_stats(manager)["executions"] == {"s": 1}  # "u" was not sent to the new server
+
+
+def test_retry_says_when_it_gave_up_and_a_cancel_ends_its_wait() -> None:
+    client = mcpsync.connect(server_argv("batch_stdio.py"), timeout=20)
+    client.close()
+    with pytest.raises(mcpsync.TransportClosed) as caught:
+        client.call_tool("work", {"tag": "x"}, retry=Retry(attempts=2, backoff=0))
+    assert caught.value.not_retried == "2 attempt(s) failed (Retry(attempts=2))"
+    cancel = mcpsync.CancelToken()
+    cancel.cancel("enough")
+    with pytest.raises(mcpsync.RequestCancelled):
+        client.call_tool("work", {"tag": "x"}, retry=Retry(attempts=5, backoff=600), cancel=cancel)

@@ -10,7 +10,9 @@ Tools (``tools/call``):
 ``once {"key": k, "slow_ms": d}`` (no annotations) / ``once_safe`` (``idempotentHint``) /
 ``once_read`` (``readOnlyHint``)
     counts an execution of ``k``; the first execution of each ``k`` answers after ``d`` ms,
-    later ones at once (text ``"<k> <n>"``, n the execution number).
+    later ones at once (text ``"<k> <n>"``, n the execution number). With ``"crash_once": path``
+    and no file at ``path``, the call creates the file (proof that it ran) and the server exits at
+    once, without answering.
 ``stats {"expect_cancelled": n, "wait_ms": w}``
     waits up to ``w`` ms for ``n`` notifications/cancelled, then answers the JSON of
     {"calls", "max_in_flight", "cancelled", "cancelled_ids", "executions": {k: n}, "arrivals": [...]}.
@@ -21,6 +23,7 @@ A cancelled call is not answered (its in-flight count ends at the cancellation).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -109,6 +112,11 @@ class Server:
             self.later(float(args.get("delay_ms", 0)), request_id, reply)
         elif name in ("once", "once_safe", "once_read"):
             key = str(args.get("key", ""))
+            marker = args.get("crash_once")
+            if marker and not os.path.exists(marker):  # ran (the marker says so), then the server dies
+                with open(marker, "w"):
+                    pass
+                os._exit(3)
             with self.cond:
                 count = self.executions[key] = self.executions.get(key, 0) + 1
                 self.in_flight[request_id] = True
