@@ -43,7 +43,9 @@ class Limits:
         self.server = server
         self.rate = rate
         self.concurrency = concurrency
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._slots = threading.Condition(lock)  # waiters for a free slot (max_concurrency)
+        self._tokens = threading.Condition(lock)  # waiters for their reserved instant (rate_limit)
         self._in_flight = 0
         self._next = 0.0  # the monotonic instant the next token is free
 
@@ -60,7 +62,7 @@ class Limits:
         if budget is None:
             budget = math.inf
         deadline = options.deadline if options.deadline is not None else Deadline.after(budget)
-        unregister = _wake_on(options.cancel, self._cond)
+        unregister = _wake_on(options.cancel, self._slots, self._tokens)
         try:
             if self.concurrency is not None:
                 self._take_slot(deadline, options.cancel, budget)
@@ -80,20 +82,20 @@ class Limits:
         """Give back the slot taken by :meth:`enter`."""
         if self.concurrency is None:
             return
-        with self._cond:
+        with self._slots:
             self._in_flight -= 1
-            self._cond.notify()
+            self._slots.notify()
 
     def _take_slot(self, deadline: Deadline, cancel: Optional[CancelToken], budget: float) -> None:
         assert self.concurrency is not None
-        with self._cond:
+        with self._slots:
             while self._in_flight >= self.concurrency:
-                self._wait_locked(deadline, cancel, budget, f"max_concurrency={self.concurrency}")
+                self._wait_for_slot_locked(deadline, cancel, budget, f"max_concurrency={self.concurrency}")
             self._in_flight += 1
 
     def _take_token(self, deadline: Deadline, cancel: Optional[CancelToken], budget: float) -> None:
         assert self.rate is not None
-        with self._cond:
+        with self._tokens:
             now = time.monotonic()
             start = max(now, self._next)
             if start > deadline.at:  # the turn would come too late: do not take it from others
@@ -102,15 +104,15 @@ class Limits:
             while time.monotonic() < start:
                 if cancel is not None and cancel.cancelled:
                     raise RequestCancelled(cancel.reason)
-                self._cond.wait(start - time.monotonic())
+                self._tokens.wait(start - time.monotonic())
 
-    def _wait_locked(self, deadline: Deadline, cancel: Optional[CancelToken], budget: float, which: str) -> None:
+    def _wait_for_slot_locked(self, deadline: Deadline, cancel: Optional[CancelToken], budget: float, which: str) -> None:
         if cancel is not None and cancel.cancelled:
             raise RequestCancelled(cancel.reason)
         remaining = deadline.remaining()
         if remaining <= 0:
             raise self._timeout(budget, which)
-        self._cond.wait(None if math.isinf(remaining) else remaining)
+        self._slots.wait(None if math.isinf(remaining) else remaining)
 
     def _timeout(self, budget: float, which: str) -> RequestTimeout:
         return RequestTimeout.after(
@@ -119,13 +121,14 @@ class Limits:
                  "or raise the limit")
 
 
-def _wake_on(cancel: Optional[CancelToken], cond: threading.Condition) -> Any:
-    """Wake the waiters of ``cond`` when ``cancel`` fires; returns the unregister function."""
+def _wake_on(cancel: Optional[CancelToken], slots: threading.Condition, tokens: threading.Condition) -> Any:
+    """Wake every waiter when ``cancel`` fires (the conditions share one lock); returns the unregister function."""
     if cancel is None:
         return lambda: None
 
     def wake(_reason: Any) -> None:
-        with cond:
-            cond.notify_all()
+        with slots:
+            slots.notify_all()
+            tokens.notify_all()
 
     return cancel.add_callback(wake)
