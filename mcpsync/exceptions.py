@@ -380,7 +380,9 @@ class MCPError(MCPSyncError):
     http_status: Optional[int] = None
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"MCP error {code}: {message}")
+        # TypeScript-SDK servers put their own "MCP error <code>: " in the message: say it once
+        prefix = f"MCP error {code}: "
+        super().__init__(message if message.startswith(prefix) else prefix + message)
         self.code = code
         self.message = message
         self.data = data
@@ -466,7 +468,8 @@ def _rebuild_elicitation(code: int, message: str, data: Any, elicitations: Seque
 class ResourceNotFound(MCPError):
     """``resources/read`` named a resource the server does not have.
 
-    Legacy servers say so with ``-32002``, modern ones with ``-32602``; both become this.
+    Servers say so with ``-32002`` (the legacy code) or ``-32602`` (modern servers, and TypeScript-SDK
+    servers of every era); both become this, over every transport.
     """
 
 

@@ -31,7 +31,7 @@ from .workers import DropReport, Outbox, SerialDispatcher, WorkerPool
 from ..cancel import CancelToken
 from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
 
-__all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "NotificationSink",
+__all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "MessageTap", "NotificationSink",
            "RequestHandler"]
 
 log = logging.getLogger("mcpsync.engine")
@@ -39,6 +39,8 @@ log = logging.getLogger("mcpsync.engine")
 DEFAULT_TIMEOUT = 30.0
 
 NotificationSink = Callable[[str, Optional[JSONObject]], None]
+#: ``tap(direction, item)``: sees every message in conversation order (see :attr:`Engine.tap`).
+MessageTap = Callable[[str, Any], None]
 ClosedFactory = Callable[[], TransportClosed]
 
 #: How long the courtesy ``notifications/cancelled`` may take to write (a full pipe must not hold the caller).
@@ -122,6 +124,15 @@ class Engine:
         #: The peer's requests: set their handlers and whether they are answered here.
         self.incoming = IncomingRequests(name, self._pool, self._write_reply, Outbox(name))
         self._drops = DropReport()
+        #: ``tap(direction, item)``, or None (the default, and then it costs one None check per
+        #: message): told of every message, in conversation order, on the thread that moves it.
+        #: ``"send"`` with each outgoing message (requests, notifications, answers to the peer's
+        #: requests) just before it is written; ``"recv"`` with each decoded incoming message
+        #: before it is routed; ``"fail"`` with ``(request_id, error)`` when a transport fails
+        #: one request on its own (an HTTP status); ``"timeout"`` with ``(request_id, seconds)`` when
+        #: the caller stops waiting for an answer. It must be quick, must not block and must
+        #: not raise (a cassette recorder is the one user).
+        self.tap: Optional[MessageTap] = None
 
     # -- outgoing ---------------------------------------------------------------
 
@@ -223,6 +234,9 @@ class Engine:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 budget = max_total if deadline >= hard_stop and max_total is not None else limit
+                tap = self.tap
+                if tap is not None:
+                    tap("timeout", (request_id, budget))
                 if notify_cancel:
                     self._abandon(request_id, "Request timed out")
                 raise self._timeout(budget, waiter.method, waiter.timeout_label)
@@ -284,6 +298,9 @@ class Engine:
 
     def _send_by(self, message: JSONObject, deadline: float, cancel: Optional[CancelToken]) -> None:
         """Write ``message``, giving up at ``deadline`` on wires whose writes can block."""
+        tap = self.tap
+        if tap is not None:
+            tap("send", message)
         if deadline == math.inf and cancel is None:
             self._write(message)
         else:
@@ -336,6 +353,9 @@ class Engine:
             waiter = self._waiters.get(request_id)
             if waiter is None or waiter.done:
                 return False
+            tap = self.tap
+            if tap is not None:
+                tap("fail", (request_id, error))
             waiter.error = error
             waiter.done = True
         _deliver(waiter)  # sets .ready before the wake-up: callers only trust .ready
@@ -364,6 +384,9 @@ class Engine:
         Raises:
             ProtocolError: ``message`` is not a JSON-RPC message (the caller logs and skips it).
         """
+        tap = self.tap
+        if tap is not None:
+            tap("recv", message)
         if type(message) is dict and "result" in message and "id" in message and "method" not in message \
                 and "error" not in message and message.get("jsonrpc") == "2.0":
             self._resolve(message)  # the common case, a plain response: what classify() would conclude

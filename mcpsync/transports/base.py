@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .. import _fork
 
-from .._rpc.engine import DEFAULT_TIMEOUT, Engine, RequestHandler
+from .._rpc.engine import DEFAULT_TIMEOUT, Engine, MessageTap, RequestHandler
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from .._rpc.wire import CallWire, SendCancelled, Wire
@@ -255,6 +255,19 @@ class Transport(abc.ABC):
 
         A no-op here (stdio reads everything on one stream); Streamable HTTP opens its GET stream.
         """
+
+    def set_message_tap(self, tap: "Optional[MessageTap]") -> None:
+        """See every message of this connection, in conversation order (see ``Engine.tap``); None stops it.
+
+        Recording a cassette is what this is for; a transport that hands over to another
+        (:meth:`fallback_for`) hands its tap over too.
+        """
+        self._engine.tap = tap
+
+    @property
+    def message_tap(self) -> "Optional[MessageTap]":
+        """The tap set by :meth:`set_message_tap`, or None."""
+        return self._engine.tap
 
     def fallback_for(self, error: BaseException) -> "Optional[Transport]":
         """Another transport to try when connecting failed with ``error``, or None.

@@ -553,6 +553,10 @@ class StreamableHTTPTransport(HTTPTransportBase):
         alternate.on_notification = self.on_notification
         alternate.on_error, self.on_error = self.on_error, None
         alternate.on_close, self.on_close = self.on_close, None
+        tap = self.message_tap
+        if tap is not None:  # a recording goes on through the transport that takes over
+            tap("switch", alternate.kind)
+            alternate.set_message_tap(tap)
         return alternate
 
 
