@@ -406,3 +406,41 @@ def test_retry_says_when_it_gave_up_and_a_cancel_ends_its_wait() -> None:
     cancel.cancel("enough")
     with pytest.raises(mcpsync.RequestCancelled):
         client.call_tool("work", {"tag": "x"}, retry=Retry(attempts=5, backoff=600), cancel=cancel)
+
+
+def test_closing_imap_tool_early_cancels_the_calls_in_flight(client: mcpsync.Client) -> None:
+    items = [{"tag": "fast", "delay_ms": 0}] + [{"tag": f"slow{i}", "delay_ms": 60_000} for i in range(3)]
+    results = client.imap_tool("work", iter(items), max_concurrency=4)
+    assert next(results).text == "fast"
+    results.close()  # three calls still in flight: cancelled, the server told, the threads ended
+    seen = stats(client, expect_cancelled=3, wait_ms=10_000)
+    assert seen["cancelled"] == 3 and seen["calls"] == 4
+
+
+def test_a_cancel_ends_the_wait_for_a_slot() -> None:
+    with mcpsync.connect(server_argv("batch_stdio.py"), timeout=20, max_concurrency=1) as client:
+        hold_cancel, wait_cancel = mcpsync.CancelToken(), mcpsync.CancelToken()
+        hold = threading.Thread(target=lambda: _ignore(client.call_tool, "work", {"tag": "hold", "delay_ms": 60_000},
+                                                       cancel=hold_cancel))
+        hold.start()
+        errors: List[BaseException] = []
+        try:
+            limits = client._limits  # noqa: SLF001 (the only way to know the slot is taken, without a sleep)
+            assert limits is not None
+            until(lambda: limits._in_flight == 1)  # noqa: SLF001
+
+            def waiter() -> None:
+                try:
+                    client.call_tool("work", {"tag": "waits"}, cancel=wait_cancel, timeout=60)
+                except mcpsync.MCPSyncError as exc:
+                    errors.append(exc)
+
+            second = threading.Thread(target=waiter)
+            second.start()
+            wait_cancel.cancel("changed my mind")
+            second.join(10)
+            assert not second.is_alive()
+            assert len(errors) == 1 and isinstance(errors[0], mcpsync.RequestCancelled)
+        finally:
+            hold_cancel.cancel()
+            hold.join()
