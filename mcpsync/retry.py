@@ -18,8 +18,9 @@ was written) is raised at once, and the error's :attr:`~mcpsync.MCPSyncError.not
 why it was not retried. Errors the server answered (an ``MCPError``, a tool result with
 ``isError``) are never retried: sending the same request again gets the same answer.
 
-Everything here is policy, not transport: :func:`never_ran` is the single place that reads what
-the transport knows about a failed request (``TransportClosed.unsent``).
+Everything here is policy, not transport: :func:`never_ran` is the single place that asks what
+the transport knew about a failed request (the delivery ledger's verdict, :mod:`mcpsync._rpc.delivery`,
+also seen as ``TransportClosed.may_have_reached_server``).
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypeVar
 
+from ._rpc import delivery
 from .cancel import CancelToken
-from .exceptions import (ConnectError, EgressRefused, ForkedError, HTTPStatusError, MCPSyncError, RequestCancelled,
-                         RequestTimeout, TransportClosed, TransportError)
+from .exceptions import (EgressRefused, ForkedError, HTTPStatusError, MCPSyncError, RequestCancelled, RequestTimeout,
+                         TransportError)
 
 __all__ = ["Retry", "never_ran", "retry_after", "run"]
 
@@ -79,15 +81,16 @@ def never_ran(error: BaseException, requests: int) -> bool:
     """Whether a call that failed with ``error``, after ``requests`` request ids were made for it,
     provably never ran on the server.
 
-    True when the connection was refused, or closed before any byte of the (only) request was
-    written, or the server answered HTTP 429 or 503 (refusals made before any work). This is the
-    one function that reads the transport's knowledge of a failed write.
+    True when no request was made (the connection was gone before), or the (only) request never
+    left this process (the delivery ledger's verdict: the connection was refused, or closed before
+    any byte of it was written), or the server answered HTTP 429 or 503 (refusals made before any
+    work). This is the one function that asks what the transport knew of a failed request.
     """
     if isinstance(error, HTTPStatusError) and error.status_code in _REFUSED_STATUSES:
         return requests <= 1
-    if isinstance(error, ConnectError) or (isinstance(error, TransportClosed) and error.unsent):
-        return requests <= 1
-    return requests == 0 and isinstance(error, TransportError)
+    if requests == 0:
+        return isinstance(error, TransportError)
+    return requests == 1 and delivery.may_resend(error, reconnect=True)
 
 
 def retry_after(error: BaseException) -> Optional[float]:

@@ -29,7 +29,8 @@ from .options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
 from .wire import Wire
 from .workers import DropReport, Outbox, SerialDispatcher, WorkerPool
 from ..cancel import CancelToken
-from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
+from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed, TransportError
+from . import delivery
 
 __all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "MessageTap", "NotificationSink",
            "RequestHandler"]
@@ -124,6 +125,9 @@ class Engine:
         #: The peer's requests: set their handlers and whether they are answered here.
         self.incoming = IncomingRequests(name, self._pool, self._write_reply, Outbox(name))
         self._drops = DropReport()
+        #: What transports saw of each failed request's delivery (see :mod:`mcpsync._rpc.delivery`):
+        #: the verdict is stamped on the error the request's caller gets.
+        self.ledger = delivery.Ledger()
         #: ``tap(direction, item)``, or None (the default, and then it costs one None check per
         #: message): told of every message, in conversation order, on the thread that moves it.
         #: ``"send"`` with each outgoing message (requests, notifications, answers to the peer's
@@ -183,7 +187,7 @@ class Engine:
         with self._lock:
             if self._closed is not None:
                 _return_lock(wake)
-                raise self._closed()
+                raise delivery.stamp(self._closed(), delivery.NEVER_LEFT)
             request_id = self._next_id
             self._next_id += 1
             self._waiters[request_id] = waiter
@@ -206,6 +210,10 @@ class Engine:
             budget = _budget(timeout, max_total_timeout)
             try:
                 self._send_by(message, start + budget, cancel)
+            except TransportError as exc:
+                if isinstance(exc, TransportClosed) and not exc.may_have_reached_server:
+                    self.ledger.record(request_id, delivery.NEVER_LEFT)  # the writer saw no byte leave
+                raise delivery.stamp(exc, self.ledger.take(request_id))
             except RequestTimeout:
                 # The server did not take the request in time (it stopped reading). It has at most
                 # part of it, which the next write completes; no cancellation is sent for it.
@@ -219,6 +227,7 @@ class Engine:
             # Remove the waiter on every path so a late response is dropped, not misrouted.
             with self._lock:
                 self._waiters.pop(request_id, None)
+            self.ledger.forget(request_id)
             if unregister is not None:
                 unregister()
             _return_lock(wake)
@@ -353,10 +362,10 @@ class Engine:
             waiter = self._waiters.get(request_id)
             if waiter is None or waiter.done:
                 return False
+            waiter.error = delivery.stamp(error, self.ledger.take(request_id))
             tap = self.tap
             if tap is not None:
                 tap("fail", (request_id, error))
-            waiter.error = error
             waiter.done = True
         _deliver(waiter)  # sets .ready before the wake-up: callers only trust .ready
         return True
@@ -528,11 +537,11 @@ class Engine:
             if self._closed is not None:
                 return
             self._closed = error
-            waiters = [w for w in self._waiters.values() if not w.done]
-            for waiter in waiters:
-                waiter.error = error()
+            waiters = [(i, w) for i, w in self._waiters.items() if not w.done]
+            for request_id, waiter in waiters:
+                waiter.error = delivery.stamp(error(), self.ledger.take(request_id))
                 waiter.done = True
-        for waiter in waiters:
+        for _request_id, waiter in waiters:
             _deliver(waiter)
         self.incoming.cancel_all("connection closed")
 

@@ -26,7 +26,7 @@ from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from .._rpc.wire import CallWire, SendCancelled, Wire
 from .._versions import is_modern
 from ..cancel import CancelToken
-from ..exceptions import ForkedError, TransportClosed
+from ..exceptions import ConnectionLost, ForkedError, TransportClosed
 
 log = logging.getLogger("mcpsync.transport")
 
@@ -125,6 +125,7 @@ class Transport(abc.ABC):
         self._closing = False
         self._released = threading.Event()  # set once a close has released everything
         self._close_message = "Transport closed"  # what later calls are told (see _closed_error)
+        self._was_lost = False  # closed by a failure, not by close(): callers get ConnectionLost
         self._inherited_from: Optional[int] = None  # in a forked child: the pid whose connection this is
         self._opened_in: Optional[int] = None  # the pid that opened it (a fork the hook missed is caught by it)
         _fork.watch(self, "_after_fork_in_child")
@@ -411,6 +412,7 @@ class Transport(abc.ABC):
         polite part (which may take up to the shutdown timeouts); a lost connection
         fails them after the release, with the error that says what happened.
         """
+        self._was_lost = cause is not None
         if cause is None:
             # A deliberate close: fail the waiters now, not after the polite shutdown below.
             self._engine.fail_pending(self._closed_error)
@@ -425,8 +427,9 @@ class Transport(abc.ABC):
         return "Transport closed" if cause is None else f"Transport closed: {cause}"
 
     def _closed_error(self) -> TransportClosed:
-        """The error pending and later calls get once closed (subclasses add details)."""
-        return TransportClosed(self._close_message)
+        """The error pending and later calls get once closed (subclasses add details): a
+        :class:`~mcpsync.ConnectionLost` when the connection failed, else a plain TransportClosed."""
+        return (ConnectionLost if self._was_lost else TransportClosed)(self._close_message)
 
     def _lost(self, cause: Optional[BaseException]) -> None:
         """The connection died under us (EOF, read error): close from the reader side."""
