@@ -446,3 +446,14 @@ def test_a_cancel_ends_the_wait_for_a_slot() -> None:
         finally:
             hold_cancel.cancel()
             hold.join()
+
+
+def test_progress_true_draws_the_text_bar_without_tqdm(client: mcpsync.Client, capsys: Any) -> None:
+    # the plain bar is what a machine without the progress extra draws
+    import importlib.util
+
+    if importlib.util.find_spec("tqdm") is not None:
+        pytest.skip("tqdm is installed: the bar is tqdm's")
+    client.map_tool("work", [{"tag": str(i)} for i in range(4)], progress=True)
+    err = capsys.readouterr().err
+    assert "work" in err and "4/4" in err
