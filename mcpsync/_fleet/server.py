@@ -26,9 +26,9 @@ from typing import Any, Callable, Deque, Dict, List, Optional
 
 from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
+from .._session.limits import Limits
 from ..cancel import CancelToken
 from ..client import Client
-from .._session.limits import Limits
 from ..config import ServerConfig
 from ..exceptions import (
     CapabilityError, ConfigError, ConnectError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
