@@ -28,8 +28,8 @@ import abc
 import contextlib
 import copy
 import json
-import math
 import logging
+import math
 import os
 import stat
 import sys

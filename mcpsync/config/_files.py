@@ -230,6 +230,9 @@ def _read_toml(config: Config, shown: str, text: str, raw: bytes) -> Optional[_R
     except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
         config.problem(shown, f"invalid TOML: {exc}")
         return None
+    except RecursionError:  # the TOML parser recurses once per level of nested arrays and tables
+        config.problem(shown, "invalid TOML: nested too deeply to be a config file")
+        return None
 
 
 def _parse_into(config: Config, read: _Read, path: Path, format: str, environ: Optional[Mapping[str, str]],
