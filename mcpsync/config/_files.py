@@ -9,6 +9,7 @@ or started, and never hide a user's server of the same name.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, Dict, List, Literal, Mapping, NamedTuple, Optional, Union
 
@@ -189,11 +190,33 @@ def _inside(path: Path, directory: Path) -> bool:
     return True
 
 
+#: The largest config file read (a project's file may come from anyone's repository).
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
+
+
+def read_config_bytes(path: Path) -> bytes:
+    """The bytes of a config file: a regular file (a FIFO or device would block or never end) of at
+    most :data:`MAX_CONFIG_BYTES`.
+
+    Raises:
+        OSError: it cannot be read, is not a regular file, or is larger (``strerror`` says which).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file")
+        data = f.read(MAX_CONFIG_BYTES + 1)  # the size may change after fstat
+        if len(data) > MAX_CONFIG_BYTES:
+            raise OSError(0, f"larger than {MAX_CONFIG_BYTES} bytes")
+    return data
+
+
 def _read(config: Config, path: Path, missing_is_problem: bool = False) -> Optional[_Read]:
     """The file's JSON and the hash of its bytes (what is parsed is what was hashed); None if skipped."""
     shown = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_config_bytes(path)
         text = raw.decode("utf-8-sig")
     except FileNotFoundError:
         if missing_is_problem:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,27 @@ def test_a_config_toml_nested_too_deeply_is_a_problem_not_a_crash(tmp_path: Path
     path.write_text("a = " + "[" * 50_000 + "]" * 50_000)
     found = mcpconfig.load(path, environ={})
     assert [p.reason for p in found.problems] == ["invalid TOML: nested too deeply to be a config file"]
+
+
+def test_a_config_file_that_is_a_fifo_or_a_device_is_a_problem_not_a_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo" / ".mcp.json"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)  # nobody writes: opening it for reading used to block for ever
+    zero = tmp_path / "zero" / ".mcp.json"
+    zero.parent.mkdir()
+    zero.symlink_to("/dev/zero")  # never ends: reading it whole used to fill memory
+    for path in (fifo, zero):
+        found = mcpconfig.load(path, environ={})
+        assert [p.reason for p in found.problems] == ["cannot read: not a regular file"]
+        found = mcpconfig.discover(path.parent, user=False, trust_project=False)
+        assert "not a regular file" in " ".join(p.reason for p in found.problems)
+
+
+def test_a_config_file_larger_than_the_limit_is_a_problem(tmp_path: Path) -> None:
+    from mcpsync.config._files import MAX_CONFIG_BYTES
+
+    path = tmp_path / "mcp.json"
+    with open(path, "wb") as f:
+        f.truncate(MAX_CONFIG_BYTES + 1)  # sparse: no disk used
+    found = mcpconfig.load(path, environ={})
+    assert [p.reason for p in found.problems] == [f"cannot read: larger than {MAX_CONFIG_BYTES} bytes"]
