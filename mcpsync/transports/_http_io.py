@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Type
 from ..exceptions import (
     ConnectError, CrossOriginRedirect, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportError,
 )
+from ._html import element_content, strip_hidden, strip_tags
 from ._http_session import REDIRECT_BODY_LIMIT, redirect_url
 from ._urls import display_url, origin_text, strictly_same_origin
 
@@ -140,10 +141,6 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
     return cls(message, status_code=response.status_code, headers=dict(response.headers), body=body[:64 * 1024])
 
 
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
-_HEADING = re.compile(rb"<h1[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]*>")
-_HIDDEN = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 
 
 def body_summary(body: str, kind: str = "") -> str:
@@ -154,13 +151,13 @@ def body_summary(body: str, kind: str = "") -> str:
         import html  # noqa: PLC0415 (only an HTML error page needs it)
 
         raw = body.encode("utf-8", errors="replace")
-        for pattern in (_TITLE, _HEADING):
-            found = pattern.search(raw, 0, 64 * 1024)
-            if found:
-                title = " ".join(html.unescape(_TAG.sub("", found.group(1).decode("utf-8", "replace"))).split())
+        for element in (b"title", b"h1"):  # linear scans: the page is the server's (see _html)
+            found = element_content(raw, element, 64 * 1024)
+            if found is not None:
+                title = " ".join(html.unescape(strip_tags(found.decode("utf-8", "replace"), "")).split())
                 if title:
                     return f"an HTML page titled {title[:100]!r}"
-        text = " ".join(html.unescape(_TAG.sub(" ", _HIDDEN.sub(" ", body[:64 * 1024]))).split())
+        text = " ".join(html.unescape(strip_tags(strip_hidden(body[:64 * 1024], " "), " ")).split())
         if text:
             return f"an HTML page saying {text[:100] + '...' if len(text) > 100 else text!r}"
         return "an HTML page (not shown)"

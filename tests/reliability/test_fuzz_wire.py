@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from mcpsync import MCPSyncError
 from mcpsync._rpc import jsonrpc as rpc
 from mcpsync.transports import stdio
+from mcpsync.transports._http_io import body_summary
 from mcpsync.transports._sse import SSEParser, message_data
 
 from .fuzzing import LEVELS, fuzz
@@ -106,3 +107,23 @@ def read_sse(case: Tuple[bytes, List[int]]) -> None:
 def test_fuzz_sse(level: str) -> None:
     fuzz("sse", level, st.tuples(sse_streams, st.lists(st.integers(0, 20_000), max_size=6)), read_sse,
          (MCPSyncError,))
+
+
+html_pieces = st.sampled_from(["<", ">", "</", "<title>", "</title>", "<h1>", "</h1 >", "<script>", "</script >",
+                               "<style x>", "</style>", "<TITLE>", "&amp;", "&#0;", "a", " ", "\n", "é", "<!doctype html>"])
+pages = st.one_of(
+    st.lists(html_pieces, max_size=60).map(lambda p: "<html>" + "".join(p)),
+    st.tuples(st.sampled_from(["<title>", "<h1>", "<", "<script>", "<style>", "</script", "<titlex>"]),
+              st.integers(1, 20_000)).map(lambda t: "<html>" + t[0] * t[1]),
+    st.text(max_size=200),
+)
+
+
+def summarise(page: str) -> None:
+    summary = body_summary(page, "text/html")
+    assert len(summary) < 400
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_fuzz_html_error_page(level: str) -> None:
+    fuzz("html-error-page", level, pages, summarise, (MCPSyncError,))
