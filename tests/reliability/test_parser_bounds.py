@@ -81,3 +81,13 @@ def test_a_config_file_larger_than_the_limit_is_a_problem(tmp_path: Path) -> Non
         f.truncate(MAX_CONFIG_BYTES + 1)  # sparse: no disk used
     found = mcpconfig.load(path, environ={})
     assert [p.reason for p in found.problems] == [f"cannot read: larger than {MAX_CONFIG_BYTES} bytes"]
+
+
+@pytest.mark.timeout(5)  # the old pattern spent about 16 s on this text
+def test_a_connection_error_naming_a_hostile_path_is_explained_in_linear_time() -> None:
+    from mcpsync.transports._http_io import _reason
+
+    path = "/" + "http://" * 9000  # a redirect can name any path on the same origin
+    text = _reason(OSError(f"Max retries exceeded with url: {path} (Caused by ...)"))
+    assert len(text) <= 303
+    assert "s3cret" not in _reason(OSError("Max retries exceeded with url: /mcp?key=s3cret (Caused by ...)"))
