@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import threading
 import weakref
 from typing import Any, Callable, Dict, List, Tuple
 
@@ -36,6 +37,7 @@ generation = 0
 parent_pid = os.getpid()
 
 _keys = itertools.count()
+_registry_lock = threading.Lock()
 _watched: Dict[int, Tuple["weakref.ref[Any]", str]] = {}
 _module_hooks: List[Callable[[], None]] = []
 
@@ -49,7 +51,8 @@ def check_after_fork(value: str) -> str:
 
 def watch(obj: Any, method: str) -> None:
     """In every forked child, call ``obj.<method>()`` (while ``obj`` lives; held weakly)."""
-    key = next(_keys)
+    with _registry_lock:  # itertools.count is not atomic on free-threaded 3.13
+        key = next(_keys)
 
     def forget(_ref: "weakref.ref[Any]") -> None:
         _watched.pop(key, None)

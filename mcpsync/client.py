@@ -78,6 +78,9 @@ class Client:
         timeout: the default per-request timeout in seconds, for every call given
             ``timeout=None`` (the transport's own default otherwise: 30 s unless it was
             built with another).
+        send_baggage: also send the calling thread's OpenTelemetry baggage in each request's
+            ``_meta`` (off by default: baggage is the application's own data, and the server
+            a third party; the trace context, ``traceparent`` and ``tracestate``, is always sent).
         after_fork: a forked child's first call opens a new connection (``"reconnect"``) or raises
             ForkedError (``"raise"``), never touching the parent's; see ``docs/deploying.md``.
 
@@ -111,6 +114,7 @@ class Client:
         max_input_rounds: int = _mrtr.DEFAULT_MAX_ROUNDS,
         timeout: Optional[float] = None,
         after_fork: str = "reconnect",
+        send_baggage: bool = False,
     ) -> None:
         if timeout is not None:
             transport.timeout = timeout
@@ -126,6 +130,7 @@ class Client:
         self.logging_handler = logging_handler
         self.client_info: Dict[str, Any] = {"name": "mcpsync", "version": __version__, **(client_info or {})}
         self.send_client_info = send_client_info
+        self.send_baggage = send_baggage
         self.tasks = tasks
         self.max_input_rounds = max_input_rounds
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
@@ -162,10 +167,12 @@ class Client:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def __del__(self) -> None:
+    def __del__(self, _close: Callable[[Any], None] = close_unclosed) -> None:
+        # close_unclosed is bound as a default: at interpreter exit this module's globals may
+        # already be None when the finalizer runs (seen on free-threaded builds).
         session = getattr(self, "_session", None)
         if session is not None and session.ready and not session.closed:
-            close_unclosed(self)
+            _close(self)
 
     # -- what the handshake settled ---------------------------------------------------------
 

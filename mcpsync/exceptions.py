@@ -7,8 +7,11 @@
     │   ├── ConnectError             could not spawn the server or reach it
     │   │   └── ServerNotConnected   a managed server is failed, closed or not started
     │   ├── TransportClosed          the connection is gone (text starts "Transport closed")
+    │   ├── EgressRefused            the egress gate refused to send an HTTP request (nothing was sent)
+    │   │   └── CrossOriginRedirect  (also an HTTPStatusError) a redirect to another origin, not followed
     │   └── HTTPStatusError          an HTTP response had a non-2xx status
-    │       └── SessionExpired       404, or a 400 naming the session, to a request with an Mcp-Session-Id
+    │       ├── SessionExpired       404, or a 400 naming the session, to a request with an Mcp-Session-Id
+    │       └── CrossOriginRedirect
     ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
     │   ├── UnsupportedProtocolVersion
     │   ├── StreamBroken             an HTTP response stream ended before its response
@@ -45,6 +48,7 @@ __all__ = [
     "ConfigError",
     "ConnectError",
     "CrossOriginRedirect",
+    "EgressRefused",
     "ForkedError",
     "HTTPStatusError",
     "MCPError",
@@ -125,6 +129,35 @@ def _rebuild_closed(message: str, returncode: Optional[int], tail: Sequence[str]
     return TransportClosed(message, returncode=returncode, stderr_tail=tail)
 
 
+class EgressRefused(TransportError):
+    """mcpsync refused to send an HTTP request: its URL breaks a rule of the egress gate.
+
+    Every HTTP request mcpsync sends (MCP traffic, every redirect hop, every authorization
+    request) is checked on the URL about to go out; this is raised before any byte of it is
+    sent. The text says which rule and what to do; it never holds a query, userinfo or a
+    control character of the refused URL.
+
+    Attributes:
+        url: the refused URL (or the server that named it) in loggable form.
+        rule: ``"origin"`` (MCP traffic leaves the configured origin), ``"reference"`` (a
+            ``Location`` or ``endpoint`` holding a control character, whitespace, a backslash
+            or userinfo), ``"address"`` (an authorization flow's address class rule),
+            ``"metadata"`` (a cloud metadata address) or ``"unreadable"`` (URL parsers disagree).
+    """
+
+    def __init__(self, message: str, *, url: str = "", rule: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+        self.rule = rule
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_egress, (str(self), self.url, self.rule))
+
+
+def _rebuild_egress(message: str, url: str, rule: str) -> EgressRefused:
+    return EgressRefused(message, url=url, rule=rule)
+
+
 class HTTPStatusError(TransportError):
     """An HTTP response carried a non-2xx status.
 
@@ -162,8 +195,11 @@ class SessionExpired(HTTPStatusError):
         return (_rebuild_http, (str(self), self.status_code, self.headers, self.body, SessionExpired))
 
 
-class CrossOriginRedirect(HTTPStatusError):
+class CrossOriginRedirect(HTTPStatusError, EgressRefused):
     """The server answered an MCP request with a redirect to another origin, which is not followed.
+
+    The egress gate refused the hop (so this is an :class:`EgressRefused`, ``rule="origin"``,
+    too); nothing of the request was sent there.
 
     mcpsync follows a redirect only when it stays on the scheme, host and port
     the request went to: a request carries credentials, configured headers, the
@@ -179,6 +215,8 @@ class CrossOriginRedirect(HTTPStatusError):
                  body: str = "", location: str = "") -> None:
         super().__init__(message, status_code=status_code, headers=headers, body=body)
         self.location = location
+        self.url = location
+        self.rule = "origin"
 
     def __reduce__(self) -> Any:
         return (_rebuild_redirect, (str(self), self.status_code, self.headers, self.body, self.location))

@@ -28,6 +28,7 @@ import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _fork
+from ._live import LiveSet
 from ._fleet.index import ManagedTool, ToolIndex
 from ._fleet.policy import output_limit, required_failure, required_starting, tool_timeout, wait_for
 from ._fleet.scheduler import Scheduler
@@ -55,7 +56,8 @@ DEFAULT_MAX_PARALLEL = 16
 _CLOSE_TIMEOUT = 15.0
 _EXIT_GRACE = 0.5
 
-_live: "weakref.WeakSet[Manager]" = weakref.WeakSet()
+_live: "LiveSet[Manager]" = LiveSet()
+_fork.on_child(_live.reset_after_fork)
 
 ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any], Config]
 ToolsChanged = Callable[[str], None]
@@ -593,7 +595,7 @@ def _close_all_at_exit() -> None:
     """Close managers left open, before the transports' own exit hook closes their connections
     (which would otherwise look like crashes and start reconnects). atexit runs hooks in
     reverse order of registration, and this module registers after the transports."""
-    for manager in list(_live):
+    for manager in _live.snapshot():
         manager._close(_EXIT_GRACE)  # noqa: SLF001 same module: the exit hook closes with a short grace
 
 

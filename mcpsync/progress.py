@@ -15,6 +15,8 @@ import sys
 import threading
 from typing import IO, Any, Optional
 
+from ._terminal import shown
+
 __all__ = ["ProgressBar"]
 
 
@@ -59,14 +61,19 @@ class ProgressBar:
                 if total is not None and self._bar.total != total:
                     self._bar.total = total
                 self._bar.n = progress
-                if message:
-                    self._bar.set_postfix_str(message, refresh=False)
+                if message:  # the server's text: escaped, on one line (the output gate)
+                    self._bar.set_postfix_str(shown(message), refresh=False)
                 self._bar.refresh()
             else:
                 self._draw()
 
     def render(self) -> str:
-        """The text bar for the current state (what the plain-text mode prints)."""
+        """The text bar for the current state (what the plain-text mode prints).
+
+        The server's message passes the output gate (:func:`mcpsync._terminal.shown`): its
+        controls, bidi overrides and newlines are shown escaped, so it cannot move the cursor
+        or break out of the bar's one line; the bar's own ``\\r`` and erase-line are kept.
+        """
         label = f"{self.description} " if self.description else ""
         if self.total:
             fraction = max(0.0, min(1.0, self.progress / self.total))
@@ -75,7 +82,7 @@ class ProgressBar:
             text = f"{label}[{bar}] {self.progress:g}/{self.total:g}"
         else:
             text = f"{label}{self.progress:g}"
-        return f"{text} {self.message}" if self.message else text
+        return f"{text} {shown(self.message)}" if self.message else text
 
     def _draw(self) -> None:
         stream = self.file if self.file is not None else sys.stderr

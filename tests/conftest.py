@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import sys
@@ -17,9 +18,31 @@ ROOT = Path(__file__).parent.parent
 PY = sys.executable
 
 
+# Test peers built on the official ``mcp`` SDK. It needs Python 3.10 or newer (and, on a
+# free-threaded interpreter, pydantic-core wheels that may not exist), so where this interpreter
+# cannot import it they run under MCPSYNC_PEER_PYTHON (an interpreter that has the test extra and
+# this checkout installed; .ci/versions sets it), or the test is skipped with that reason.
+SDK_PEERS = frozenset({
+    "sdk_server.py", "era_sdk_server.py", "http_sdk_server.py", "protected_sdk_server.py",
+    "sdk_paged_server.py", "sdk_fake_driver.py", "llm_tools_server.py", "fake_stdio_server.py",
+})
+
+
+def peer_python() -> str:
+    """The interpreter that runs official-SDK peers: this one if it has ``mcp``, else MCPSYNC_PEER_PYTHON."""
+    if importlib.util.find_spec("mcp") is not None:
+        return PY
+    other = os.environ.get("MCPSYNC_PEER_PYTHON")
+    if not other:
+        pytest.skip(f"the official mcp SDK cannot be installed on Python {sys.version.split()[0]}; "
+                    "set MCPSYNC_PEER_PYTHON to an interpreter that has it to run this peer")
+    return other
+
+
 def server_argv(script: str, *args: str) -> List[str]:
-    """argv that runs ``tests/servers/<script>`` with this interpreter."""
-    return [PY, str(SERVERS / script), *args]
+    """argv that runs ``tests/servers/<script>`` (official-SDK peers: with :func:`peer_python`)."""
+    python = peer_python() if script in SDK_PEERS else PY
+    return [python, str(SERVERS / script), *args]
 
 
 def _children() -> set:

@@ -1,9 +1,10 @@
 """A remote MCP server cannot make the client fetch this machine's or its network's URLs (issue 13, item 5).
 
 Everything runs on 127.0.0.1, so the "remote" case is made by the seam the
-rule has for it: ``_ssrf.origin_class`` (how the MCP server is classified) is
-replaced to say ``public``, and the policy object takes the class (and a
-resolver) as input for the unit tests. The hostile MCP server answers every
+rule has for it: ``transports._egress.origin_class`` (how the MCP server is
+classified) is replaced to say ``public``, and the flow's gate takes the class (and a
+resolver) as input for the unit tests. The rule runs in the egress gate, on the URL
+about to be sent (issue 20). The hostile MCP server answers every
 request with a 401 whose ``resource_metadata`` (or whose metadata's
 ``authorization_servers``) names a "canary" server on 127.0.0.1; the canary
 records every request it gets, and must get none.
@@ -82,12 +83,10 @@ def canary() -> Iterator[AuthServerThread]:
 
 @pytest.fixture
 def remote(monkeypatch) -> None:
-    """Classify every MCP server as public (on the old tree, without the module, nothing is patched)."""
-    try:
-        from mcpsync.auth import _ssrf
-    except ImportError:  # the tree before the fix: the test then shows what the client did
-        return
-    monkeypatch.setattr(_ssrf, "origin_class", lambda url: _ssrf.PUBLIC)
+    """Classify every MCP server as public."""
+    from mcpsync.transports import _egress
+
+    monkeypatch.setattr(_egress, "origin_class", lambda url: _egress.PUBLIC)
 
 
 def no_person(url: str) -> str:
@@ -134,14 +133,14 @@ def test_a_local_server_may_still_name_local_metadata(hostile, canary):
 # -- the policy itself, with the class and the resolver as input -------------------------------------
 
 def policy(kind: str, names: Optional[Dict[str, List[str]]] = None, trusted=()):
-    from mcpsync.auth._ssrf import FetchPolicy
+    from mcpsync.transports._egress import DiscoveryGate
 
     def resolver(host: str, port: int) -> List[str]:
         if host not in (names or {}):
             raise OSError("no such host")
         return names[host]
 
-    return FetchPolicy("https://mcp.example.com/mcp", server_class=kind, resolver=resolver, trusted=trusted)
+    return DiscoveryGate("https://mcp.example.com/mcp", server_class=kind, resolver=resolver, trusted=trusted)
 
 
 @pytest.mark.parametrize("url", [
@@ -153,9 +152,9 @@ def policy(kind: str, names: Optional[Dict[str, List[str]]] = None, trusted=()):
 def test_a_public_server_may_not_send_the_client_to_non_public_or_plain_http_urls(url):
     names = {"internal.example": ["10.1.2.3"], "mixed.example": [PUBLIC_ADDRESS, "127.0.0.1"],
              "as.example": [PUBLIC_ADDRESS]}
-    with pytest.raises(mcpsync.AuthError) as caught:
+    with pytest.raises(mcpsync.EgressRefused) as caught:
         policy("public", names).check("GET", url)
-    assert caught.value.error == "unsafe_url"
+    assert caught.value.rule in ("address", "unreadable", "metadata")
 
 
 def test_public_https_urls_the_servers_own_origin_and_configured_origins_are_allowed():
@@ -171,7 +170,7 @@ def test_an_intranet_server_may_name_intranet_but_not_loopback_or_link_local_url
     rule = policy("private", {"as.corp": ["10.0.0.8"]})
     rule.check("GET", "https://as.corp/.well-known/openid-configuration")
     for url in ("https://127.0.0.1/", "https://169.254.169.254/", "http://10.0.0.8/"):
-        with pytest.raises(mcpsync.AuthError):
+        with pytest.raises(mcpsync.EgressRefused):
             rule.check("GET", url)
 
 
@@ -182,13 +181,130 @@ def test_a_loopback_server_may_name_anything_and_a_name_that_does_not_resolve_is
 
 
 def test_the_mcp_server_is_classified_by_its_address(monkeypatch):
-    from mcpsync.auth import _ssrf
+    from mcpsync.transports import _egress
 
-    monkeypatch.setattr(_ssrf, "resolve", lambda host, port: {"corp.example": ["10.2.3.4"],
+    monkeypatch.setattr(_egress, "resolve", lambda host, port: {"corp.example": ["10.2.3.4"],
                                                               "public.example": ["10.2.3.4", PUBLIC_ADDRESS]}[host])
-    assert _ssrf.origin_class("http://127.0.0.1:8000/mcp") == "loopback"
-    assert _ssrf.origin_class("http://localhost:8000/mcp") == "loopback"
-    assert _ssrf.origin_class("https://10.1.1.1/mcp") == "private"
-    assert _ssrf.origin_class("https://corp.example/mcp") == "private"
-    assert _ssrf.origin_class("https://public.example/mcp") == "public"
-    assert _ssrf.origin_class("https://8.8.8.8/mcp") == "public"
+    assert _egress.origin_class("http://127.0.0.1:8000/mcp") == "loopback"
+    assert _egress.origin_class("http://localhost:8000/mcp") == "loopback"
+    assert _egress.origin_class("https://10.1.1.1/mcp") == "private"
+    assert _egress.origin_class("https://corp.example/mcp") == "private"
+    assert _egress.origin_class("https://public.example/mcp") == "public"
+    assert _egress.origin_class("https://8.8.8.8/mcp") == "public"
+
+
+# -- address classes (issue 20, item 6): unspecified is loopback, metadata is never reachable ---------------
+
+
+@pytest.fixture
+def intranet(monkeypatch) -> None:
+    """Classify every MCP server as one on a private network."""
+    from mcpsync.transports import _egress
+
+    monkeypatch.setattr(_egress, "origin_class", lambda url: _egress.PRIVATE)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "0", "0.0.0.1", "[::]", "[::ffff:0.0.0.0]"])
+def test_an_intranet_server_cannot_aim_discovery_at_this_machine_by_an_unspecified_address(hostile, canary,
+                                                                                            intranet, host):
+    """0.0.0.0 and :: reach loopback: from a private-network server they count as loopback, not private."""
+    url = f"https://{host}:{canary.httpd.server_port}/.well-known/oauth-protected-resource"
+    hostile.challenge = f'Bearer realm="mcp", resource_metadata="{url}"'
+    error = attempt(hostile.url)
+    assert isinstance(error, mcpsync.AuthError) and error.error == "unsafe_url", error
+    assert "loopback address" in str(error)
+    assert isinstance(error.__cause__, mcpsync.EgressRefused) and error.__cause__.rule == "address"
+    assert canary.logic.events == []
+
+
+@pytest.mark.parametrize("kind", ["loopback", "private", "public"])
+@pytest.mark.parametrize("url", [
+    "https://169.254.169.254/latest/meta-data/", "http://169.254.169.254/", "https://[::ffff:169.254.169.254]/",
+    "https://[::ffff:a9fe:a9fe]/", "https://2852039166/", "https://0xa9fea9fe/", "https://0251.0376.0251.0376/",
+    "https://169.254.43518/", "https://[fd00:ec2::254]/latest/", "https://100.100.100.200/", "https://0x646464c8/",
+    "https://[::ffff:100.100.100.200]/", "https://metadata.internal/", "https://metadata6.internal/",
+])
+def test_a_metadata_address_is_refused_whatever_the_class_of_the_server(kind, url):
+    names = {"metadata.internal": ["169.254.169.254"], "metadata6.internal": [PUBLIC_ADDRESS, "fd00:ec2::254"]}
+    with pytest.raises(mcpsync.EgressRefused) as caught:
+        policy(kind, names).check("GET", url)
+    assert caught.value.rule == "metadata", caught.value
+    assert "metadata" in str(caught.value)
+
+
+def test_a_metadata_address_is_refused_even_on_a_trusted_origin():
+    rule = policy("public", trusted=["https://169.254.169.254/token"])
+    with pytest.raises(mcpsync.EgressRefused):
+        rule.check("POST", "https://169.254.169.254/token")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("0.0.0.0", "loopback"), ("0", "loopback"), ("0.1.2.3", "loopback"), ("::", "loopback"), ("[::]", "loopback"),
+    ("::ffff:0.0.0.0", "loopback"), ("127.0.0.1", "loopback"), ("2130706433", "loopback"), ("0x7f.1", "loopback"),
+    ("::1", "loopback"), ("169.254.169.254", "metadata"), ("fd00:ec2::254", "metadata"),
+    ("100.100.100.200", "metadata"), ("169.254.1.1", "link-local"), ("fd00:ec2::253", "private"),
+    ("100.100.100.201", "private"), ("10.0.0.1", "private"), (PUBLIC_ADDRESS, "public"), ("not-an-address", "private"),
+])
+def test_the_address_classes(text, expected):
+    from mcpsync.transports._egress import address_class
+
+    assert address_class(text) == expected
+
+
+def test_an_mcp_server_on_an_unspecified_address_is_a_loopback_one():
+    from mcpsync.transports._egress import origin_class
+
+    assert origin_class("http://0.0.0.0:8000/mcp") == "loopback"
+    assert origin_class("http://[::]:8000/mcp") == "loopback"
+    assert origin_class("http://169.254.169.254/mcp") == "public"  # the strictest: no gate lets it be reached
+
+
+def _name_for_this_machine() -> str:
+    """A host name (not "localhost") the system resolver sends to 127.0.0.1, or skip."""
+    import socket
+
+    name = socket.gethostname()
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)}
+    except OSError:
+        pytest.skip("this machine's host name does not resolve")
+    if found != {"127.0.0.1"} or name.lower().endswith("localhost"):
+        pytest.skip("this machine's host name does not resolve to 127.0.0.1 alone")
+    return name
+
+
+def test_a_name_that_resolves_elsewhere_when_connecting_is_refused_before_anything_is_sent(canary):
+    """DNS rebinding: the check's lookup says public, the connection's lookup lands on this machine.
+
+    The check's resolver is the lie (given to the gate when built); the connection resolves for real
+    and reaches the canary on 127.0.0.1, and the gate refuses that connection before any byte is sent.
+    """
+    from mcpsync.auth._fetch import Fetcher
+    from mcpsync.transports._egress import DiscoveryGate
+
+    name = _name_for_this_machine()
+    gate = DiscoveryGate("https://mcp.example.com/mcp", server_class="public",
+                         resolver=lambda host, port: [PUBLIC_ADDRESS])
+    url = f"https://{name}:{canary.httpd.server_port}/.well-known/oauth-authorization-server"
+    with Fetcher(gate=gate, timeout=5) as fetch:
+        with pytest.raises(mcpsync.AuthError) as caught:
+            fetch.get_json(url)
+    assert caught.value.error == "unsafe_url" and "when connecting" in str(caught.value)
+    assert isinstance(caught.value.__cause__, mcpsync.EgressRefused)
+    assert canary.logic.events == []
+
+
+def test_the_peer_check_refuses_metadata_for_every_gate_and_classes_for_discovery():
+    from mcpsync.transports._egress import AnyOrigin, DiscoveryGate, OriginGate
+
+    for gate in (AnyOrigin(), OriginGate("http://mcp.example/mcp"), policy("loopback")):
+        with pytest.raises(mcpsync.EgressRefused):
+            gate.check_peer("http", "metadata.example", 80, "169.254.169.254")
+        gate.check_peer("https", "mcp.example", 443, "127.0.0.1")  # MCP traffic and loopback flows: any class
+    public = DiscoveryGate("https://mcp.example.com/mcp", server_class="public", trusted=["https://idp.corp/token"])
+    public.check_peer("https", "as.example", 443, PUBLIC_ADDRESS)
+    public.check_peer("https", "idp.corp", 443, "10.0.0.9")  # configured by the user
+    public.check_peer("https", "mcp.example.com", 443, "10.0.0.9")  # the MCP server's own origin
+    for address in ("127.0.0.1", "0.0.0.0", "10.0.0.9", "fd00:ec2::254"):
+        with pytest.raises(mcpsync.EgressRefused):
+            public.check_peer("https", "as.example", 443, address)

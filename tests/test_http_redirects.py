@@ -73,6 +73,24 @@ def test_a_post_redirected_to_another_origin_is_refused_and_sends_it_nothing(mis
 
 
 
+@pytest.mark.parametrize("prefix", ["\x01", "\x0b", "\x0c", "\x1f"])
+@pytest.mark.parametrize("credential", ["token", "auth"])
+def test_a_location_starting_with_a_control_character_sends_nothing_to_the_other_origin(mis, prefix, credential):
+    """Issue 20, item 1: requests strips the leading control and goes to the other origin; a check on a
+    requoted copy saw a relative path (``%01http://...``). The gate refuses the Location outright."""
+    from mcpsync.exceptions import EgressRefused
+
+    collector = mis()
+    front = mis(session=True, redirect_status=308)
+    front.redirect_to = prefix + collector.url()
+    options: Any = {"token": TOKEN} if credential == "token" else {"auth": seeded_auth(front.url())}
+    transport = StreamableHTTPTransport(front.url(), headers={"X-Api-Key": API_KEY}, timeout=10, **options)
+    with pytest.raises(EgressRefused) as info:
+        mcpsync.Client(transport).connect()
+    assert info.value.rule == "reference" and "\\x" in str(info.value)  # the control is shown escaped
+    assert collector.records == [], leaked(collector.records)
+
+
 def test_a_redirect_away_on_the_era_probe_is_raised_not_taken_for_a_legacy_server(mis):
     collector = mis()
     front = mis(redirect_to=collector.url(), redirect_status=307)
@@ -185,19 +203,12 @@ def test_the_auth_hook_never_answers_a_401_from_another_origin(mis):
 # -- which redirects count as another origin ------------------------------------------------------
 
 
-def redirect_answer(url: str, location: str, status: int = 307) -> requests.Response:
-    response = requests.Response()
-    response.status_code = status
-    response.url = url
-    response.headers["Location"] = location
-    return response
-
-
 @pytest.mark.parametrize("location,followed", [
     ("/elsewhere", True),
     ("https://mcp.example/v2", True),
     ("https://mcp.example:443/v2", True),
     ("//mcp.example/v2", True),
+    ("HTTPS://MCP.example/v2", True),
     ("http://mcp.example/v2", False),  # https -> http
     ("https://mcp.example:8443/v2", False),
     ("https://other.example/v2", False),
@@ -205,15 +216,32 @@ def redirect_answer(url: str, location: str, status: int = 307) -> requests.Resp
     ("https://mcp.example:99999/v2", False),
     ("https://mcp.example.evil/v2", False),
     ("https://mcp.example\\@evil.example/v2", False),
+    ("\x01https://other.example/v2", False),
+    ("\x0bhttps://other.example/v2", False),
+    ("\x1f//other.example/v2", False),
+    ("https://user@mcp.example/v2", False),
 ])
-def test_only_a_target_on_the_same_scheme_host_and_port_is_followed(location, followed):
-    with new_session() as session:
-        target = session.get_redirect_target(redirect_answer("https://mcp.example/mcp", location))
-    assert (target is not None) is followed
+def test_only_a_hop_on_the_same_scheme_host_and_port_passes_the_gate(location, followed):
+    """The hop as requests builds it (its own redirect code, on a prepared request) meets the gate."""
+    from mcpsync.exceptions import EgressRefused
+    from mcpsync.transports._egress import OriginGate, check_reference
+
+    gate = OriginGate("https://mcp.example/mcp")
+    try:
+        hop = check_reference("https://mcp.example/mcp", location, "the redirect to")
+        prepared = requests.Request("POST", hop).prepare()
+        gate.check("POST", str(prepared.url))
+    except (EgressRefused, requests.exceptions.RequestException):
+        allowed = False
+    else:
+        allowed = True
+    assert allowed is followed
 
 
 def test_an_http_answer_without_redirects_costs_no_more_than_before():
-    with new_session() as session:
+    from mcpsync.transports._egress import AnyOrigin
+
+    with new_session(gate=AnyOrigin()) as session:
         answer = requests.Response()
         answer.status_code = 200
         answer.url = "https://mcp.example/mcp"

@@ -262,6 +262,32 @@ def test_ask_lists_what_would_run_and_trusts_only_a_yes_on_a_terminal(
     assert clone.started() == []
 
 
+def test_the_question_shows_every_value_escaped_so_none_can_replace_the_command_shown(
+        clone: Clone, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 20, item 2: an env value that moves the cursor up, erases the real command's line and
+    writes a harmless one (or starts a new line, or reorders it) is shown, escaped, on its own line."""
+    fake = "evil: runs npx -y @modelcontextprotocol/server-filesystem ."
+    entry = {**clone.evil("mcp"), "cwd": "/tmp/\u202eoof",
+             "env": {"PAD": "x\x1b[1A\x1b[2K\r  " + fake, "NL": "y\n  " + fake, "T": "\x1b]0;title\x07\x9b2J"}}
+    write(clone.repo / ".mcp.json", {"mcpServers": {"evil": entry}})
+    asked = Terminal()
+    monkeypatch.setattr(sys, "stderr", asked)
+    monkeypatch.setattr(sys, "stdin", Terminal("n\n"))
+    refused = mcpconfig.discover(trust_project="ask")
+    assert not refused.servers["evil"].trusted and clone.started() == []
+    prompt = asked.getvalue()
+    for raw in ("\x1b", "\x9b", "\r", "\u202e", "\x07"):
+        assert raw not in prompt
+    lines = prompt.splitlines()
+    runs = [line for line in lines if line.startswith("  evil: runs ")]
+    assert len(runs) == 1 and "slow_start.py" in runs[0] and "--marker" in runs[0]  # the real command, shown
+    assert not any(line.lstrip().startswith(fake) for line in lines)  # no value made a line of its own
+    assert "      env PAD=x\\x1b[1A\\x1b[2K\\x0d  " + fake in lines
+    assert "      env NL=y\\x0a  " + fake in lines
+    assert "      env T=\\x1b]0;title\\x07\\x9b2J" in lines
+    assert "      in /tmp/\\u202eoof" in lines
+
+
 # -- the command --------------------------------------------------------------------------------
 
 
@@ -356,3 +382,41 @@ def test_the_cli_asks_on_a_terminal_and_remembers_a_yes(clone: Clone, sh: Shell)
     revoked = sh.run("trust", "--revoke")  # default: this directory's project files
     assert (revoked.returncode, revoked.stdout) == (0, "forgot 1 trusted project file\n")
     assert sh.run("trust").stdout == "(none)\n" and mcpconfig.trusted_projects() == {}
+
+
+def test_the_cli_question_on_a_terminal_cannot_be_spoofed_by_an_env_value(clone: Clone, sh: Shell) -> None:
+    """Issue 20, item 2, end to end: the real command asks on a real terminal; the env value that
+    would erase the command's line and print a harmless one is shown escaped, and "n" runs nothing."""
+    import pty
+
+    fake = "evil: runs npx -y @modelcontextprotocol/server-filesystem ."
+    write(clone.repo / ".mcp.json", {"mcpServers": {"evil": {
+        **clone.evil("mcp"), "env": {"PAD": "\x1b[1A\x1b[2K\r  " + fake}}}})
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"n\n")
+        proc = subprocess.Popen([sys.executable, "-m", "mcpsync", "tools"], cwd=clone.repo, env=sh.env,
+                                stdin=slave, stderr=slave, stdout=subprocess.PIPE)
+    finally:
+        os.close(slave)
+    shown = b""
+    try:
+        while True:
+            chunk = os.read(master, 4096)
+            if not chunk:
+                break
+            shown += chunk
+    except OSError:  # EIO once mcpsync has exited and the terminal is drained
+        pass
+    finally:
+        os.close(master)
+    assert proc.stdout is not None
+    with proc.stdout:
+        proc.stdout.read()
+    assert proc.wait(60) == 3  # nothing trusted: no server to start
+    terminal = shown.decode()
+    assert "\x1b" not in terminal and "\r  evil" not in terminal
+    runs = [line for line in terminal.splitlines() if line.lstrip().startswith("evil: runs ")]
+    assert len(runs) == 1 and "slow_start.py" in runs[0] and "--marker" in runs[0]
+    assert "env PAD=\\x1b[1A\\x1b[2K\\x0d  " + fake in terminal
+    assert clone.started() == [] and not clone.trust_file.exists()

@@ -38,6 +38,7 @@ def test_all_is_pinned():
         "EnterpriseAuth", "WorkloadIdentity",
         # redirects stay on their origin (issue 13)
         "CrossOriginRedirect",
+        "EgressRefused",
         # skills (issue 14)
         "LoadedSkill", "Skill", "SkillContent", "SkillFile", "SkillVerificationError", "UnknownSkillError",
         # fork safety and pickling (issue 12)

@@ -26,3 +26,37 @@ def test_plain_text_and_letters_pass_unchanged() -> None:
         assert is_safe(text)
     assert not is_safe("\x07")
     assert shown(42) == "42"
+
+
+def _reference(text: str, lines: bool) -> str:
+    """The gate's definition, one character at a time (what the fast paths must agree with)."""
+    from mcpsync._terminal import _escape, _unsafe
+
+    return "".join(_escape(ch) if _unsafe(ch, lines) else ch for ch in text)
+
+
+def test_the_fast_paths_agree_with_the_definition_character_by_character() -> None:
+    import json
+    import random
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from mcpsync._terminal import shown_json
+
+    # long texts cross the 4096-character blocks; the alphabet mixes letters, controls, bidi, newlines
+    alphabet = st.sampled_from(list("ab é東\n\t\r\x1b\x07\x9b\x7f\u202e\u2066\u200b\u2028\ufeff\u00a0")
+                               + ["\U000e0041", "\ue000", "\U0001f600"])
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(alphabet, max_size=60), st.integers(0, 5000), st.booleans())
+    def check(chars: list, pad: int, lines: bool) -> None:
+        text = "x" * pad + "".join(chars) + "é" * (pad // 3)
+        assert shown(text, lines=lines) == _reference(text, lines)
+        assert is_safe(text, lines=lines) == (_reference(text, lines) == text)
+        dumped = json.dumps({"v": text}, ensure_ascii=False, indent=1)
+        assert json.loads(shown_json(dumped)) == {"v": text} and is_safe(shown_json(dumped), lines=True)
+
+    check()
+    every = "".join(chr(code) for code in random.Random(7).sample(range(0x110000), 20000))
+    assert shown(every, lines=True) == _reference(every, True)

@@ -68,9 +68,10 @@ def test_a_scripted_crash_ends_the_process_with_its_exit_code() -> None:
 
 
 def _sdk_driver(*args: str) -> Dict[str, Any]:
-    if int(metadata.version("mcp").split(".")[0]) < 2:
+    argv = server_argv("sdk_fake_driver.py")
+    if argv[0] == sys.executable and int(metadata.version("mcp").split(".")[0]) < 2:
         pytest.skip("the official SDK speaks 2026-07-28 from mcp 2.0 on")
-    done = subprocess.run([sys.executable, *server_argv("sdk_fake_driver.py")[1:], *args], capture_output=True,
+    done = subprocess.run([*argv, *args], capture_output=True,
                           text=True, timeout=90)
     assert done.returncode == 0, done.stderr[-3000:]
     result: Dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -54,8 +54,8 @@ def test_the_active_span_is_in_every_request_meta_in_both_eras(tracer, mode):
     assert untraced is None or not {"traceparent", "tracestate", "baggage"} & set(untraced)
 
 
-def test_baggage_goes_along_and_a_trace_context_the_caller_set_wins(tracer):
-    with mcpsync.connect(server_argv("era_scripted.py", "legacy-32601"), timeout=10) as client:
+def test_baggage_goes_along_when_asked_and_a_trace_context_the_caller_set_wins(tracer):
+    with mcpsync.connect(server_argv("era_scripted.py", "legacy-32601"), timeout=10, send_baggage=True) as client:
         token = context.attach(baggage.set_baggage("tenant", "acme"))
         try:
             with tracer.start_as_current_span("with baggage"):
@@ -67,6 +67,31 @@ def test_baggage_goes_along_and_a_trace_context_the_caller_set_wins(tracer):
             context.detach(token)
     assert meta["baggage"] == "tenant=acme" and "traceparent" in meta
     assert mine["traceparent"] == own and mine["baggage"] == "tenant=acme"
+
+
+@pytest.mark.parametrize("mode", ["modern", "legacy-32601"])
+def test_baggage_is_not_sent_by_default_but_the_trace_context_is(tracer, mode):
+    """Baggage is the application's own data (here a user id): a server sees it only when asked."""
+    with mcpsync.connect(server_argv("era_scripted.py", mode), timeout=10) as client:
+        token = context.attach(baggage.set_baggage("user.id", "alice-SECRET"))
+        try:
+            with tracer.start_as_current_span("no baggage") as span:
+                meta = json.loads(client.call_tool("meta").text)
+                listed = client.request("tools/list", {})
+        finally:
+            context.detach(token)
+    assert meta["traceparent"].startswith(f"00-{ids(span)}-")
+    assert "baggage" not in meta and "alice-SECRET" not in json.dumps(meta)
+    assert listed is not None
+
+
+def test_send_baggage_survives_pickling():
+    import pickle
+
+    argv = server_argv("era_scripted.py", "modern")
+    client = mcpsync.Client(mcpsync.StdioTransport(argv[0], argv[1:]), send_baggage=True)
+    copy = pickle.loads(pickle.dumps(client))
+    assert copy.send_baggage is True and mcpsync.Client(client.transport).send_baggage is False
 
 
 def test_a_span_outside_the_calling_thread_is_not_sent(tracer):
@@ -172,3 +197,21 @@ def test_a_connect_outside_any_span_sends_no_trace_context(recorded_servers):
     served.wait_idle()
     assert "traceparent" not in recorder.first("server/discover")["_meta"]
     assert "_meta" not in recorder.first("initialize")
+
+
+@pytest.mark.parametrize("asked", [False, True])
+def test_the_connects_own_requests_carry_baggage_only_when_asked(tracer, recorded_servers, asked):
+    recorder, served = recorded_servers["legacy"]
+    recorder.received.clear()
+    token = context.attach(baggage.set_baggage("tenant", "acme"))
+    try:
+        with tracer.start_as_current_span("connect"):
+            with mcpsync.connect(served.url("/mcp"), timeout=10, log_level="info", send_baggage=asked):
+                pass
+    finally:
+        context.detach(token)
+    served.wait_idle()
+    for method in ("server/discover", "initialize", "logging/setLevel"):
+        meta = recorder.first(method)["_meta"]
+        assert "traceparent" in meta
+        assert meta.get("baggage") == ("tenant=acme" if asked else None), method

@@ -170,7 +170,7 @@ class Handshake:
         transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
-        result = transport.request("initialize", with_trace_context(params), options=options)
+        result = transport.request("initialize", with_trace_context(params, session.send_baggage), options=options)
         self._accept_initialize(session, result, version if exact else None)
         transport.set_protocol_version(str(session.protocol_version))
         transport.notify("notifications/initialized")
@@ -194,7 +194,8 @@ class Handshake:
         transport.set_protocol_version(version)
         self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
-        result = transport.request("server/discover", with_trace_context(params), options=options)
+        result = transport.request("server/discover", with_trace_context(params, session.send_baggage),
+                                   options=options)
         if not isinstance(result, dict):
             raise ProtocolError("server/discover returned a non-object result")
         return result

@@ -110,8 +110,10 @@ class Session:
     """
 
     def __init__(self, transport: Transport, responder: Responder, *, client_info: Optional[Mapping[str, Any]],
-                 max_input_rounds: int, log_level: Optional[str], renew: Renew) -> None:
+                 max_input_rounds: int, log_level: Optional[str], renew: Renew, send_baggage: bool = False) -> None:
         self.transport = transport
+        #: Whether OpenTelemetry baggage goes into requests' ``_meta`` (trace context always does).
+        self.send_baggage = send_baggage
         self.responder = responder
         self.client_info = client_info
         self.max_input_rounds = max_input_rounds
@@ -198,10 +200,11 @@ class Session:
     def _send(self, method: str, params: Optional[JSONObject], options: CallOptions) -> Any:
         """``transport.request``, with the errors that have a type of their own raised as that type.
 
-        The calling thread's OpenTelemetry trace context, when one is active, goes into ``_meta``.
+        The calling thread's OpenTelemetry trace context, when one is active, goes into ``_meta``
+        (its baggage too, when :attr:`send_baggage`).
         """
         try:
-            return self.transport.request(method, with_trace_context(params), options=options)
+            return self.transport.request(method, with_trace_context(params, self.send_baggage), options=options)
         except MCPError as exc:
             if exc.code == UNSUPPORTED_VERSION:  # the server no longer speaks the version in use
                 raise version_refused(exc, str(self.protocol_version)) from exc

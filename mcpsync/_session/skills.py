@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hmac
 import re
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -186,6 +185,7 @@ def verify(uri: str, data: bytes, entry: SkillFile) -> None:
         raise SkillVerificationError(uri, "size", f"{len(data)} bytes read, the manifest says {size}",
                                      expected=size, actual=len(data))
     import hashlib  # only when a skill is verified: keeps `import mcpsync` light
+    import hmac
 
     actual = "sha256:" + hashlib.sha256(data).hexdigest()
     if not hmac.compare_digest(actual, digest):

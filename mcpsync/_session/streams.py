@@ -79,7 +79,7 @@ class Streams:
             self.start_listener()
         if session.log_level is not None and session.server_capabilities.logging:
             try:
-                session.transport.request("logging/setLevel", with_trace_context({"level": session.log_level}),
+                session.transport.request("logging/setLevel", with_trace_context({"level": session.log_level}, session.send_baggage),
                                           options=CallOptions(deadline=deadline))
             except MCPSyncError as exc:  # the connection is fine; only the log level did not take
                 log.warning("[%s] Could not set the log level to %r: %s", session.name, session.log_level, exc)
@@ -131,7 +131,7 @@ class Streams:
         with self._lock:
             uris = sorted(self._subscribed | set(self._subscriptions.legacy_uris()))
         for uri in uris:
-            session.transport.request("resources/subscribe", with_trace_context({"uri": uri}), options=options)
+            session.transport.request("resources/subscribe", with_trace_context({"uri": uri}, session.send_baggage), options=options)
         if session.log_level is not None:
-            session.transport.request("logging/setLevel", with_trace_context({"level": session.log_level}),
+            session.transport.request("logging/setLevel", with_trace_context({"level": session.log_level}, session.send_baggage),
                                       options=options)

@@ -16,7 +16,6 @@ first two words: they may hold secrets.
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any, Dict, Mapping, Sequence, Tuple, Union
 
 from ..exceptions import ConfigError
@@ -91,6 +90,8 @@ def _string_advice(target: str) -> str:
         shown = text.split("?", 1)[0] + ("?..." if "?" in text else "")  # a query may hold a key
         return (f"Cannot connect to the string {shown!r}: it looks like an HTTP address without its scheme; "
                 f"write 'http://{shown}' (or 'https://{shown}'). {ACCEPTED}")
+    import shlex  # only to explain a rejected target: keeps `import mcpsync` light
+
     try:
         words = shlex.split(text)
     except ValueError:

@@ -35,11 +35,12 @@ import requests.auth
 
 from .. import _fork
 from ..exceptions import AuthError, MCPSyncError
+from ..transports import _egress
 from ..transports._http_session import current_exchange
 from ._binding import IssuerBinding
 from ._challenge import Challenge
 from ._discovery import AuthServer, Discovery, discover
-from . import _dpop, _ssrf
+from . import _dpop
 from ._dpop import Binding, DPoPKey, DPoPSetting, Nonces
 from ._fetch import Fetcher
 from ._pickling import ProcessLocal
@@ -422,9 +423,9 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
         return replace(grant, dpop_key=None) if grant.token.token_type != "DPoP" else grant
 
     def _fetcher(self) -> Fetcher:
-        """A fetcher for one flow, under the SSRF rule for this MCP server (see ``_ssrf``)."""
-        policy = _ssrf.FetchPolicy.for_server(self.server_url, trusted=(self.issuer, *self._trusted_urls()))
-        return Fetcher(verify=self.verify, timeout=self.http_timeout, policy=policy)
+        """A fetcher for one flow, behind the egress gate for this MCP server (see ``transports._egress``)."""
+        gate = _egress.DiscoveryGate.for_server(self.server_url, trusted=(self.issuer, *self._trusted_urls()))
+        return Fetcher(verify=self.verify, timeout=self.http_timeout, gate=gate)
 
     def _trusted_urls(self) -> Tuple[str, ...]:
         """Subclass: URLs the user configured, whose origins any flow may reach (an IdP's token endpoint)."""

@@ -8,9 +8,12 @@ Each flow opens a :class:`Fetcher` and closes it when done, so no connection
 (and no file descriptor) outlives the flow. Redirects are never followed: a
 metadata or token endpoint that redirects is answered as it is, which keeps
 every request on the URL that was checked. Bodies are read up to 1 MiB.
-Given a :class:`~mcpsync.auth._ssrf.FetchPolicy`, every request is checked
-against it first (no request from a remote MCP server's flow to this machine
-or its network).
+The fetcher's session is built with its egress gate (a
+:class:`~mcpsync.transports._egress.DiscoveryGate` for a flow: no request from a
+remote MCP server's flow to this machine or its network, none to a cloud metadata
+address), which checks each request on the URL about to be sent; a refusal is
+:class:`~mcpsync.AuthError` ``unsafe_url``, chained from the gate's
+:class:`~mcpsync.exceptions.EgressRefused`.
 """
 
 from __future__ import annotations
@@ -19,15 +22,14 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
-from ..exceptions import MCPSyncError
+from ..exceptions import AuthError, EgressRefused, MCPSyncError
+from ..transports._egress import AnyOrigin, Gate
 from ..transports._http_io import read_body, translate
 from ..transports._http_session import new_session
 from ..transports._urls import display_url
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
-
-    from ._ssrf import FetchPolicy
 
 __all__ = ["Fetcher", "Reply"]
 
@@ -47,13 +49,12 @@ class Fetcher:
     Args:
         verify: TLS verification, as for ``requests`` (True, False or a CA bundle path).
         timeout: seconds to connect, and seconds to wait for each read.
-        policy: where requests may go (None: anywhere ``check_url`` allows).
+        gate: where requests may go (None: any origin the caller checked, never a metadata address).
     """
 
-    def __init__(self, *, verify: Any = True, timeout: float = 30.0, policy: "Optional[FetchPolicy]" = None) -> None:
-        self._session: "requests.Session" = new_session(verify=verify, pool_size=2)
+    def __init__(self, *, verify: Any = True, timeout: float = 30.0, gate: Optional[Gate] = None) -> None:
+        self._session: "requests.Session" = new_session(gate=gate or AnyOrigin(), verify=verify, pool_size=2)
         self._timeout = (timeout, timeout)
-        self._policy = policy
 
     def __enter__(self) -> "Fetcher":
         return self
@@ -69,7 +70,7 @@ class Fetcher:
         """GET ``url`` asking for JSON.
 
         Raises:
-            AuthError: (``unsafe_url``) the policy refuses the URL.
+            AuthError: (``unsafe_url``) the gate refuses the URL (chained from EgressRefused).
             ConnectError, TransportError, RequestTimeout: the request itself failed.
         """
         return self._send("GET", url, {"Accept": "application/json", **(headers or {})})
@@ -123,10 +124,12 @@ class Fetcher:
         return response.status_code, document, response.headers  # case-insensitive
 
     def _request(self, method: str, url: str, headers: Dict[str, str], data: Any = None) -> "requests.Response":
-        if self._policy is not None:
-            self._policy.check(method, url)  # AuthError unsafe_url: nothing is sent
         try:
             return self._session.request(method, url, headers=headers, data=data, stream=True,
                                          allow_redirects=False, timeout=self._timeout)
+        except EgressRefused as exc:  # the gate, on the URL about to be sent: nothing was sent
+            raise AuthError(str(exc), error="unsafe_url") from exc
+        except MCPSyncError:
+            raise
         except Exception as exc:
             raise translate(exc, url) from exc

@@ -31,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, Callable, Dict, Optional, Union
 from urllib.parse import parse_qsl, urlsplit
 
+from .._terminal import shown
 from ..exceptions import AuthError
 from ._urls import check_url, is_loopback
 
@@ -155,10 +156,14 @@ def _check_deadline(deadline: float, abort: Optional[threading.Event]) -> float:
 
 
 def _tell(text: str, end: str = "\n") -> None:
-    """Show the person something (stderr: stdout may be a script's data)."""
+    """Show the person something (stderr: stdout may be a script's data).
+
+    ``text`` may quote what an authorization server sent (its authorization URL): it passes the
+    output gate, so no control sequence in it reaches the terminal.
+    """
     stream = sys.stderr
     if stream is not None:
-        print(text, file=stream, end=end, flush=True)
+        print(shown(text, lines=True), file=stream, end=end, flush=True)
 
 
 class _Delegate(Person):

@@ -33,16 +33,19 @@ JSON-RPC error, a missing capability, a protocol violation); 130 interrupted.
 ``servers`` exits with the code of the first server that failed (3 for an
 invalid entry, 4 for one that could not start), 0 when none did.
 An error is one line on stderr (``mcpsync: error: ...``); ``--debug`` adds the
-traceback and mcpsync's logs.
+traceback and mcpsync's logs. Text from a server or a config file is shown escaped (a
+control, bidi or invisible character as ``\\x1b`` or ``\\u202e``): all output goes through
+one writer, :mod:`mcpsync.cli._output`. ``--json`` output is exact JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from .. import config as mcpconfig
+from .._terminal import shown
 from .._version import __version__
 from ..exceptions import ConfigError, MCPSyncError, ServerNotConnected, UnknownServerError
 from . import _calls as calls
@@ -75,7 +78,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not hasattr(args, name):
             setattr(args, name, default)
     if args.command is None:
-        parser.print_help(sys.stderr)
+        out.write(parser.format_help(), err=True)
         return out.EXIT_USAGE
     restore_logging = out.configure_logging(args.debug)
     try:
@@ -91,15 +94,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             import traceback
 
             # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
-            sys.stderr.write(out.SECRETS.scrub("".join(traceback.format_exc())))
+            out.traceback_text("".join(traceback.format_exc()))
         out.error(out.first_line(exc) + out.timeout_advice(exc, args.timeout))
         return out.exit_code(exc)
     finally:
         restore_logging()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, writing its help, usage and errors through the command's one writer (a bad word
+    the user typed, quoted back in an error, is shown escaped like any other outside text)."""
+
+    def print_usage(self, file: Any = None) -> None:
+        out.write(self.format_usage(), err=file is not None)  # argparse passes a file only for errors
+
+    def print_help(self, file: Any = None) -> None:
+        out.write(self.format_help(), err=file is not None)
+
+    def error(self, message: str) -> NoReturn:
+        out.write(self.format_usage(), err=True)
+        out.line(f"{self.prog}: error: {shown(message)}", err=True)
+        self.exit(2)
+
+
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--config", action="append", metavar="FILE", default=argparse.SUPPRESS,
                         help="read servers from FILE instead of discovering config files (repeatable)")
     common.add_argument("--timeout", type=float, metavar="SECONDS", default=argparse.SUPPRESS,
@@ -113,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--trust-project", action="store_true", default=argparse.SUPPRESS,
                         help="start the servers of this directory's project config files (.mcp.json, "
                              ".cursor/mcp.json, .vscode/mcp.json ...) for this run, without asking")
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mcpsync", parents=[common],
         description="Inspect and call MCP servers from the config files you already have.",
         epilog="A server can be given directly: 'mcpsync tools -- python server.py' or "
@@ -298,7 +317,7 @@ def _trust(args: argparse.Namespace) -> int:
         files = revoke or [str(source.path) for source in mcpconfig.discovery_sources(cwd)
                            if source.level == "project" and source.format != "claude-local"]
         forgotten = sum(mcpconfig.revoke_trust(path) for path in files)
-        print(f"forgot {forgotten} trusted project file{'' if forgotten == 1 else 's'}")
+        out.line(f"forgot {forgotten} trusted project file{'' if forgotten == 1 else 's'}")
         return out.EXIT_OK
     rows = []
     for path, digest in sorted(mcpconfig.trusted_projects().items()):

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, NamedTuple, Optional
 from .. import config as mcpconfig
 from .._fleet.naming import PREFIX, _clean
 from .._fleet.policy import check_tool, output_limit, tool_timeout
+from .._terminal import shown
 from ..exceptions import CapabilityError, ConfigError, MCPError, MCPSyncError, ResourceNotFound, UnknownToolError
 from . import _output as out
 
@@ -135,7 +136,7 @@ def servers_for(qualified: str, config: "mcpconfig.Config") -> List[str]:
 
 def run_call(manager: Any, words: Words, config: "mcpconfig.Config", args: argparse.Namespace) -> int:
     """Call the tool (by qualified name through the manager, or SERVER TOOL on the server's client)."""
-    progress = out.Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    progress = out.Progress() if out.stderr_is_terminal() and not args.json else None
     on_progress = progress.show if progress is not None else None
     try:
         if words.qualified:
@@ -233,10 +234,11 @@ def run_read(manager: Any, words: Words, args: argparse.Namespace) -> int:
         return out.EXIT_OK
     for item in result.to_dict().get("contents") or []:
         if "text" in item:
-            print(item["text"])
+            out.line(str(item["text"]))
         else:
             size = len(base64.b64decode(item.get("blob") or "", validate=False))
-            print(f"[{item.get('mimeType') or 'binary'} blob, {size:,} bytes: use --json for its base64]")
+            out.line(f"[{shown(item.get('mimeType') or 'binary')} blob, {size:,} bytes: use --json for its "
+                     "base64]")
     return out.EXIT_OK
 
 
@@ -259,11 +261,12 @@ def run_prompt(manager: Any, words: Words, args: argparse.Namespace) -> int:
         return out.EXIT_OK
     data = result.to_dict()
     if data.get("description"):
-        print(f"# {data['description']}")
+        out.line(f"# {data['description']}")
     for message in data.get("messages") or []:
         content = message.get("content") or {}
-        text = content.get("text") if isinstance(content, dict) and "text" in content else json.dumps(content)
-        print(f"{message.get('role', '?')}: {text}")
+        is_text = isinstance(content, dict) and "text" in content
+        text = str(content.get("text")) if is_text else out.json_text(content, None)
+        out.line(f"{shown(message.get('role', '?'))}: {text}")
     return out.EXIT_OK
 
 

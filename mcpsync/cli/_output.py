@@ -1,8 +1,18 @@
 """What the ``mcpsync`` command shows: results, tables, JSON, one-line errors, logs and exit codes.
 
-Every line it prints to stderr goes through :data:`SECRETS`, which replaces the values the
+All of the command's output goes through one writer, :func:`write` (and :func:`line`), which
+passes every string through the output gate (:func:`mcpsync._terminal.shown`): a control
+character, bidi override or invisible format character that came from a server or a config file
+is shown as a visible escape (``\\x1b``), never obeyed by the terminal. The only text written
+as it is, is an :class:`Own` sequence: mcpsync's own controls (the progress line's "clear the
+line"), which outside text cannot become (any ``str`` operation on an ``Own`` gives a plain,
+gated ``str``). ``--json`` output is exact JSON (:func:`mcpsync._terminal.shown_json`). No other
+module of the command touches stdout or stderr (tests/test_output_gate.py checks that).
+
+Every line it prints to stderr also goes through :data:`SECRETS`, which replaces the values the
 config's ``${VAR}``s expanded to (and other secrets) with ``***``. Runs on the command's one
-thread; nothing here blocks beyond writing to stdout and stderr.
+thread (progress lines come from mcpsync's dispatcher thread); nothing here blocks beyond
+writing to stdout and stderr.
 """
 
 from __future__ import annotations
@@ -10,9 +20,10 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import config as mcpconfig
+from .._terminal import shown, shown_json
 from ..exceptions import (
     CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportError, UnknownServerError,
     UnknownToolError,
@@ -46,6 +57,52 @@ class UsageError(Exception):
     """Bad command-line input (exit code 2)."""
 
 
+class Own(str):
+    """One of mcpsync's own terminal control sequences: :func:`write` writes it as it is.
+
+    Only constants of this module are ``Own``; a string built from one (``Own(...) + text``,
+    an f-string) is a plain ``str`` again, and gated.
+    """
+
+    __slots__ = ()
+
+
+CLEAR_LINE = Own("\r\033[K")  # back to the line's start, erase to its end
+
+
+def _emit(text: str, err: bool) -> None:
+    """The one place that touches the process's stdout and stderr (``text`` has passed the gate)."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:  # pythonw and some services have no stdout or stderr at all
+        return
+    stream.write(text)
+    if err:
+        stream.flush()  # a progress line or an error is seen at once
+
+
+def stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal (where a self-overwriting progress line makes sense)."""
+    stream = sys.stderr
+    try:
+        return stream is not None and stream.isatty()
+    except (OSError, ValueError):  # a closed stream
+        return False
+
+
+def write(*parts: str, err: bool = False) -> None:
+    """Write ``parts`` to stdout (``err``: stderr), each through the output gate but :class:`Own` ones.
+
+    The gate keeps newlines and tabs (multi-line results stay multi-line); a value that must
+    stay on one line (a table cell, an error) is passed through :func:`shown` first by its caller.
+    """
+    _emit("".join(part if type(part) is Own else shown(part, lines=True) for part in parts), err)
+
+
+def line(*parts: str, err: bool = False) -> None:
+    """:func:`write` ``parts`` and a newline."""
+    write(*parts, "\n", err=err)
+
+
 def print_result(result: Any) -> None:
     from ..types import EmbeddedResource, ImageContent, ResourceLink, TextContent
 
@@ -53,61 +110,70 @@ def print_result(result: Any) -> None:
     for block in result.content:
         printed = True
         if isinstance(block, TextContent):
-            print(block.text)
+            line(block.text)
         elif isinstance(block, ImageContent):
-            print(f"[{block.mime_type} image, {len(block.data or '') * 3 // 4} bytes]")
+            line(f"[{shown(block.mime_type)} image, {len(block.data or '') * 3 // 4} bytes]")
         elif isinstance(block, ResourceLink):
-            print(f"[resource link {block.to_dict().get('uri')}]")
+            line(f"[resource link {shown(block.to_dict().get('uri'))}]")
         elif isinstance(block, EmbeddedResource):
             resource = block.to_dict().get("resource") or {}
-            print(resource.get("text") if "text" in resource else f"[resource {resource.get('uri')}]")
+            line(str(resource.get("text")) if "text" in resource else f"[resource {shown(resource.get('uri'))}]")
         else:
-            print(json.dumps(block.to_dict(), ensure_ascii=False))
+            line(json_text(block.to_dict(), indent=None))
     if result.structured_content is not None and not result.text:
-        print(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+        line(json_text(result.structured_content))
     elif not printed:
-        print("(no content)")
+        line("(no content)")
 
 
 class Progress:
-    """One self-overwriting progress line on a terminal's stderr."""
+    """One self-overwriting progress line on the terminal's stderr; the server's message is gated."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
+    def __init__(self) -> None:
         self.shown = False
 
     def show(self, progress: float, total: Optional[float], message: Optional[str]) -> None:
         amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
-        text = f"progress {amount}" + (f" {message}" if message else "")
-        self.stream.write("\r\033[K" + text[:200])
-        self.stream.flush()
+        text = f"progress {amount}" + (f" {shown(message)}" if message else "")  # one line, escaped
+        write(CLEAR_LINE, text[:200], err=True)
         self.shown = True
 
     def clear(self) -> None:
         if self.shown:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+            write(CLEAR_LINE, err=True)
+
+
+def server_lines(lines: Sequence[str], indent: str = "  ") -> None:
+    """Lines a server wrote (its stderr tail, say) on stderr, each indented, escaped and kept to one line."""
+    for text in lines:
+        line(indent + shown(SECRETS.scrub(text)), err=True)
 
 
 def print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Columns padded to their widest cell; every cell is escaped and kept to one line."""
     if not rows:
-        print("(none)")
+        line("(none)")
         return
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header) - 1)]
-    for row in [header, *rows]:
-        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(row[-1])]
-        print("  ".join(cells).rstrip())
+    cells = [[shown(cell) for cell in row] for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header) - 1)]
+    for row in cells:
+        line("  ".join([cell.ljust(width) for cell, width in zip(row, widths)] + [row[-1]]).rstrip())
+
+
+def json_text(value: Any, indent: Optional[int] = 2) -> str:
+    """``value`` as exact JSON with every control, bidi and invisible character as a ``\\u`` escape."""
+    return shown_json(json.dumps(value, indent=indent, ensure_ascii=False, default=str))
 
 
 def print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    line(json_text(value))
 
 
 def first_line(value: Any) -> str:
     """The first line of ``value``'s text; an exception with no text is named by its type."""
     text = str(value).strip()
-    if text:
-        return text.splitlines()[0]
+    if text:  # lines end at a newline alone: what follows a carriage return (or \x0b, \x1c ...) is shown
+        return text.split("\n", 1)[0].rstrip("\r")
     return type(value).__name__ if isinstance(value, BaseException) else ""
 
 
@@ -118,15 +184,21 @@ def timeout_advice(exc: BaseException, timeout: float) -> str:
 
 
 def error(text: str) -> None:
-    print(f"mcpsync: error: {SECRETS.scrub(text)}", file=sys.stderr)
+    """``mcpsync: error: <text>`` on stderr: one line, secrets scrubbed, controls escaped."""
+    line(f"mcpsync: error: {shown(SECRETS.scrub(text))}", err=True)
 
 
 def note(text: str) -> None:
-    print(f"mcpsync: {SECRETS.scrub(text)}", file=sys.stderr)
+    line(f"mcpsync: {shown(SECRETS.scrub(text))}", err=True)
 
 
 def warn(text: str) -> None:
-    print(f"mcpsync: warning: {SECRETS.scrub(text)}", file=sys.stderr)
+    line(f"mcpsync: warning: {shown(SECRETS.scrub(text))}", err=True)
+
+
+def traceback_text(text: str) -> None:
+    """A traceback (``--debug``) on stderr, secrets scrubbed; its lines kept, controls escaped."""
+    write(SECRETS.scrub(text), err=True)
 
 
 class Secrets:
@@ -203,13 +275,23 @@ class Scrubbed(logging.Formatter):
         return SECRETS.scrub(super().format(record))
 
 
+class _Handler(logging.Handler):
+    """Log lines to stderr through :func:`write` (a server's relayed stderr lines among them)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line(self.format(record), err=True)
+        except Exception:
+            self.handleError(record)
+
+
 def configure_logging(debug: bool) -> Callable[[], None]:
     """Send mcpsync's log lines to stderr for this command; returns what undoes it.
 
     ``main`` undoes it on the way out, so a program (or a test) that calls ``main()``
     in-process is not left with a handler on a stream that may be closed later.
     """
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _Handler()
     if debug:
         handler.setFormatter(Scrubbed("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         loggers, level = [logging.getLogger("mcpsync")], logging.DEBUG

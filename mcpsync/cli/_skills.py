@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Dict, List, Optional, Tuple
 
+from .._terminal import shown
 from ..exceptions import CapabilityError, MCPSyncError
 from . import _output as out
 
@@ -48,11 +49,11 @@ def run_skills(manager: Any, wanted: Optional[str], args: argparse.Namespace) ->
                          "text": loaded.text})
             return out.EXIT_OK
         state = "verified: size, digest and frontmatter" if loaded.content.verified else "NOT verified (dynamic)"
-        print(f"{skill.name}  {skill.uri}  ({wanted}; {state})")
+        out.line(f"{shown(skill.name)}  {shown(skill.uri)}  ({shown(wanted)}; {state})")
         for file in skill.files:
-            print(f"  {file.uri}  {file.size} bytes")
-        print()
-        print(loaded.text, end="" if loaded.text.endswith("\n") else "\n")
+            out.line(f"  {shown(file.uri)}  {file.size} bytes")
+        out.line()
+        out.write(loaded.text if loaded.text.endswith("\n") else loaded.text + "\n")
         return out.EXIT_OK
     rows: List[Dict[str, Any]] = []
     for name in [wanted] if wanted is not None else manager.servers:

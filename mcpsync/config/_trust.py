@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Union
 
+from .._terminal import shown
 from ..exceptions import ConfigError
 from ._model import ServerConfig
 
@@ -132,16 +133,20 @@ def ask(path: str, servers: Sequence[Union[ServerConfig, ConfigError]], *,
     Both ``stdin`` and ``stderr`` (default: the process's) must be terminals. The
     question lists every server of the file as written (commands with their
     arguments, URLs, env and header templates): what would run, and where.
+    Every value from the file passes the output gate (:func:`mcpsync._terminal.shown`),
+    each kept to its one line, so no value can move the cursor, erase or reorder what
+    was shown before it: the command the user is asked about is the one that runs.
     Only an answer of ``y`` or ``yes`` trusts.
     """
     stdin = sys.stdin if stdin is None else stdin
     stderr = sys.stderr if stderr is None else stderr
     if not (_is_terminal(stdin) and _is_terminal(stderr)):
         return None
-    lines = [f"mcpsync: {path} is a project config file, not one of yours. If trusted, it starts:"]
+    lines = [f"mcpsync: {shown(path)} is a project config file, not one of yours. If trusted, it starts:"]
     lines.extend(f"  {line}" for server in servers for line in describe(server))
     lines.append("Servers run as you, and their ${VAR}s are filled in from your environment.")
-    stderr.write("\n".join(lines) + "\nTrust this file (asked again if it changes)? [y/N] ")
+    question = "\n".join(lines) + "\nTrust this file (asked again if it changes)? [y/N] "
+    stderr.write(shown(question, lines=True))  # describe() gated each value; this keeps it so
     stderr.flush()
     answer = stdin.readline()
     if not answer.endswith("\n"):
@@ -150,22 +155,28 @@ def ask(path: str, servers: Sequence[Union[ServerConfig, ConfigError]], *,
 
 
 def describe(server: Union[ServerConfig, ConfigError]) -> Sequence[str]:
-    """Lines that say what an entry (read without expanding its variables) would run or reach."""
+    """Lines that say what an entry (read without expanding its variables) would run or reach.
+
+    Each value from the file is shown through the output gate on one line: a control character,
+    bidi override or newline in a name, command, argument, cwd, URL, key or value is written
+    as a visible escape (``\\x1b``), so the lines are safe to print on a terminal.
+    """
     if isinstance(server, ConfigError):
-        return [f"{server.server or '?'}: invalid entry, will not run ({server})"]
+        return [f"{shown(server.server or '?')}: invalid entry, will not run ({shown(server)})"]
+    name = shown(server.name)
     if not server.enabled:
-        return [f"{server.name}: disabled"]
+        return [f"{name}: disabled"]
     if server.type == "stdio":
-        lines = [f"{server.name}: runs {_shell_words([server.command or '', *server.args])}"]
+        lines = [f"{name}: runs {shown(_shell_words([server.command or '', *server.args]))}"]
         if server.cwd:
-            lines.append(f"    in {server.cwd}")
+            lines.append(f"    in {shown(server.cwd)}")
         values = server.env
         what = "env"
     else:
-        lines = [f"{server.name}: connects to {server.url} ({server.type})"]
+        lines = [f"{name}: connects to {shown(server.url)} ({shown(server.type)})"]
         values = server.headers
         what = "header"
-    lines.extend(f"    {what} {key}={value}" for key, value in values.items())
+    lines.extend(f"    {what} {shown(key)}={shown(value)}" for key, value in values.items())
     return lines
 
 

@@ -25,6 +25,7 @@ from .._rpc.wire import SendCancelled
 from .._rpc.workers import JobQueue
 from ..cancel import CancelToken
 from ..exceptions import MCPSyncError, ProtocolError, RequestTimeout, TransportError
+from ._egress import OriginGate
 from ._http_io import DEFAULT_MAX_MESSAGE_SIZE, iter_chunks, translate
 from ._http_session import Exchange, check_verify, drop_inherited, new_session
 from ._sse import SSEEvent, SSEParser, message_data
@@ -96,6 +97,8 @@ class HTTPTransportBase(Transport):
             "max_workers": max_workers, "pool_size": pool_size,
         }
         self._session: Optional["requests.Session"] = None
+        #: The egress gate of this connection's session: every request stays on the URL's origin.
+        self._gate = OriginGate(self.url)
         self._jobs: Optional[JobQueue] = None
         self._lock = threading.Lock()
         self._exchanges: Dict[int, Exchange] = {}
@@ -128,7 +131,7 @@ class HTTPTransportBase(Transport):
         super().open(deadline)
 
     def _open(self) -> None:
-        self._session = new_session(url=self.url, auth=self.auth, verify=self.verify, cert=self.cert,
+        self._session = new_session(gate=self._gate, url=self.url, auth=self.auth, verify=self.verify, cert=self.cert,
                                     proxies=self.proxies, trust_env=self.trust_env, pool_size=self.pool_size)
         self._jobs = JobQueue(f"mcpsync-http[{self.name}]", 64, 100_000)
 

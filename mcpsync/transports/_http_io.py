@@ -14,12 +14,10 @@ import codecs
 import re
 from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Type
 
-from ..exceptions import (
-    ConnectError, CrossOriginRedirect, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportError,
-)
+from ..exceptions import ConnectError, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportError
 from ._html import element_content, strip_hidden, strip_tags
-from ._http_session import REDIRECT_BODY_LIMIT, redirect_url
-from ._urls import display_url, origin_text, strictly_same_origin
+from ._http_session import REDIRECT_BODY_LIMIT
+from ._urls import display_url
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -109,20 +107,23 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
                  prefix: str = "", raw: Optional[bytes] = None, first: str = "") -> HTTPStatusError:
     """``HTTP <status>: <body summary>`` plus the auth hints, as an HTTPStatusError (or ``cls``).
 
-    ``raw`` is the body when the caller has already read it. A redirect to another
-    origin (which the session does not follow) is a :class:`CrossOriginRedirect`.
+    ``raw`` is the body when the caller has already read it. A redirect that comes
+    back here was not followed (too large a body, or a status requests does not
+    follow); one to another origin never does: the session's gate raised
+    :class:`~mcpsync.exceptions.CrossOriginRedirect` for it.
     An HTML body is summarised by its title, never quoted (see :func:`body_summary`).
     ``first`` is the HTTP method (``"POST"``, ``"GET"``) when this answered the
     connection's first exchange, before the server ever answered 2xx: then a status
     that says "no MCP endpoint here" (404, 405, 501...) gets :func:`endpoint_advice`.
     """
     if 300 <= response.status_code < 400 and response.headers.get("Location"):
-        redirect = _cross_origin_redirect(response)
-        if redirect is not None:
-            return redirect
-        prefix = (f"{prefix}A redirect to {display_url(redirect_url(response.url or '', response.headers['Location']))}"
-                  f" was not followed (a redirect's body may be at most {REDIRECT_BODY_LIMIT} bytes, and only "
-                  "301, 302, 303, 307 and 308 are followed): ")
+        from urllib.parse import urljoin  # noqa: PLC0415 (only a redirect that was not followed needs it)
+
+        shown = display_url(urljoin(response.url or "", response.headers["Location"]))
+        if not shown.isprintable():  # a hostile Location's control characters are shown escaped
+            shown = ascii(shown)
+        prefix = (f"{prefix}A redirect to {shown} was not followed (a redirect's body may be at most "
+                  f"{REDIRECT_BODY_LIMIT} bytes, and only 301, 302, 303, 307 and 308 are followed): ")
         raw = b""  # the body was read, within the bound, or is too large to quote
     try:
         if raw is None:
@@ -203,25 +204,6 @@ def not_an_endpoint(url: str, first: HTTPStatusError, second: HTTPStatusError) -
     message = (f"No MCP endpoint at {display_url(url)}: Streamable HTTP (POST) and then the legacy HTTP+SSE "
                f"transport (GET) {both}" + (f" ({summary})" if summary else "") + f". {usual_urls(url)}")
     return HTTPStatusError(message, status_code=second.status_code, headers=second.headers, body=second.body)
-
-
-def _cross_origin_redirect(response: "requests.Response") -> Optional[CrossOriginRedirect]:
-    """The error for a 3xx answer that points to another origin; None for any other 3xx."""
-    location = response.headers.get("Location")
-    answered = response.url or ""
-    if not location or not answered:
-        return None
-    target = redirect_url(answered, location)
-    if strictly_same_origin(answered, target):
-        return None
-    here, there = origin_text(answered), origin_text(target)
-    shown = display_url(target)
-    message = (f"{display_url(answered)} answered HTTP {response.status_code}, a redirect to {shown} on another "
-               f"origin ({here} -> {there}). mcpsync follows redirects only within one origin, so that the "
-               f"credentials, headers, session id and request body meant for {here} reach no other server. "
-               f"If {there} is the server you mean to use, put {shown} in the configuration instead.")
-    return CrossOriginRedirect(message, status_code=response.status_code, headers=dict(response.headers),
-                               location=shown)
 
 
 def translate(exc: BaseException, url: str) -> MCPSyncError:

@@ -14,16 +14,18 @@ import logging
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
-from urllib.parse import urljoin
 
 from .. import _fork
 from .._version import __version__
-from ._urls import display_url, origin, origin_text, same_origin, strictly_same_origin
+from ..exceptions import CrossOriginRedirect, EgressRefused
+from ._egress import Gate
+from ._urls import display_url, origin, origin_text, same_origin
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
 
-__all__ = ["REDIRECT_BODY_LIMIT", "Exchange", "check_verify", "current_exchange", "drop_inherited", "new_session", "prepared_url", "redirect_url"]
+__all__ = ["REDIRECT_BODY_LIMIT", "Exchange", "check_verify", "current_exchange", "drop_inherited", "new_session",
+           "prepared_url"]
 
 log = logging.getLogger("mcpsync.transport.http")
 
@@ -118,6 +120,14 @@ class _Running:
         _local.exchange = self._previous
 
 
+def _peer(sock: Any) -> Optional[str]:
+    """The address ``sock`` is connected to (None when it cannot say)."""
+    try:
+        return str(sock.getpeername()[0])
+    except (OSError, AttributeError, IndexError, TypeError):
+        return None
+
+
 def _socket_of(conn: Any) -> Any:
     """The socket ``conn`` uses: its own, or the one a read-until-close response took over."""
     return getattr(conn, "sock", None) or getattr(conn, "mcpsync_sock", None)
@@ -176,11 +186,25 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool  # noqa: PLC0415
     from urllib3.poolmanager import PoolManager  # noqa: PLC0415
 
-    def tracked(base: Type[Any]) -> Type[Any]:
+    def tracked(base: Type[Any], scheme: str) -> Type[Any]:
         class Tracked(base):  # type: ignore[misc]
             #: The Exchange using this connection now (set and cleared under the owner lock).
             mcpsync_owner: Optional[Exchange] = None
             mcpsync_sock: Any = None
+            #: The gate of the session whose pool made this connection (see TrackedHTTPPool._new_conn).
+            mcpsync_gate: Optional[Gate] = None
+
+            def _new_conn(self) -> Any:
+                sock = super()._new_conn()
+                gate = self.mcpsync_gate
+                if gate is not None:
+                    # Connected, nothing sent yet: the gate sees the address the name led to this time.
+                    try:
+                        gate.check_peer(scheme, str(self.host), self.port, _peer(sock))
+                    except BaseException:
+                        sock.close()
+                        raise
+                return sock
 
             def request(self, *args: Any, **kwargs: Any) -> Any:
                 _note_connection(self)
@@ -199,14 +223,27 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
         return Tracked
 
     class TrackedHTTPPool(HTTPConnectionPool):
-        ConnectionCls = tracked(HTTPConnection)
+        ConnectionCls = tracked(HTTPConnection, "http")
+        #: Set by the adapter that owns the pool: its connections are checked by this gate.
+        mcpsync_gate: Optional[Gate] = None
+
+        def _new_conn(self) -> Any:
+            conn: Any = super()._new_conn()
+            conn.mcpsync_gate = self.mcpsync_gate
+            return conn
 
         def _put_conn(self, conn: Any) -> None:
             _disown(conn)
             super()._put_conn(conn)
 
     class TrackedHTTPSPool(HTTPSConnectionPool):
-        ConnectionCls = tracked(HTTPSConnection)
+        ConnectionCls = tracked(HTTPSConnection, "https")
+        mcpsync_gate: Optional[Gate] = None
+
+        def _new_conn(self) -> Any:
+            conn: Any = super()._new_conn()
+            conn.mcpsync_gate = self.mcpsync_gate
+            return conn
 
         def _put_conn(self, conn: Any) -> None:
             _disown(conn)
@@ -220,10 +257,17 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
         # several times over) are remembered per URL, proxies and TLS settings instead.
         _remembered_limit = 16
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
+        def __init__(self, gate: Gate, *args: Any, **kwargs: Any) -> None:
+            self._gate = gate
             self._pools: Dict[Any, Any] = {}
             self._targets: Dict[Any, str] = {}
             super().__init__(*args, **kwargs)
+
+        def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+            # The one place every request passes (a redirect hop, an auth object's resend
+            # included): the gate reads the URL that is about to go out, nothing else.
+            self._gate.check(str(request.method), str(request.url))
+            return super().send(request, *args, **kwargs)
 
         def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
             super().init_poolmanager(*args, **kwargs)
@@ -235,6 +279,7 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
             pool = self._pools.get(key)
             if pool is None or pool.pool is None:  # not yet, or closed since
                 pool = super().get_connection_with_tls_context(request, verify, proxies=proxies, cert=cert)
+                setattr(pool, "mcpsync_gate", self._gate)  # a pool the proxy manager made is ours too
                 if len(self._pools) >= self._remembered_limit:
                     self._pools.clear()
                 self._pools[key] = pool
@@ -289,24 +334,30 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
             return manager
 
     class OriginSession(requests.Session):
-        """A Session that follows a redirect only when it stays on the origin that answered.
+        """A Session whose redirects are held to its gate, hop by hop.
 
-        A redirect to another scheme, host or port is not followed: its 3xx
-        answer becomes the response (the transports then raise
-        :class:`~mcpsync.exceptions.CrossOriginRedirect`, see
-        ``_http_io.status_error``), so neither the request's headers and body
-        nor an auth object's response hook ever meet that origin. Answers that
-        are not redirects cost one status check, as in requests itself.
+        A ``Location`` holding a control character, whitespace, a backslash or
+        userinfo is refused before any hop (:class:`~mcpsync.exceptions.EgressRefused`).
+        Every hop then goes through the adapter's ``send``, where the gate checks the
+        URL requests is about to send; a hop to another origin is refused there and
+        raised as :class:`~mcpsync.exceptions.CrossOriginRedirect`, so neither the
+        request's headers and body nor an auth object's response hook ever meet that
+        origin. Answers that are not redirects cost one status check, as in requests.
         """
+
+        def __init__(self, gate: Gate) -> None:
+            super().__init__()
+            self.gate = gate
 
         def get_redirect_target(self, resp: "requests.Response") -> Optional[str]:
             location: Optional[str] = super().get_redirect_target(resp)
             if location is None:
                 return None
-            if not strictly_same_origin(resp.url, redirect_url(resp.url, location)):
-                log.debug("Not following a redirect from %s to another origin (%s)", display_url(resp.url),
-                          origin_text(redirect_url(resp.url, location)))
-                return None
+            try:
+                self.gate.check_reference(resp.url, location, f"the redirect (HTTP {resp.status_code}) to")
+            except EgressRefused:
+                resp.close()
+                raise
             if not _drained(resp):
                 log.debug("Not following a redirect from %s: its body is over %d bytes", display_url(resp.url),
                           REDIRECT_BODY_LIMIT)
@@ -319,7 +370,7 @@ def _session_classes() -> Tuple[Type[Any], Type[Any]]:
                 # requests asks for this only to fill ``Response.next`` when redirects are off (the auth
                 # fetcher): nothing here reads it, and building it reads the redirect's whole body unbounded.
                 return iter(())
-            return super().resolve_redirects(resp, req, *args, **kwargs)
+            return _hops(resp, super().resolve_redirects(resp, req, *args, **kwargs))
 
         def should_strip_auth(self, old_url: str, new_url: str) -> bool:
             return not same_origin(old_url, new_url)  # kept as a second line of defence
@@ -345,12 +396,30 @@ def _drained(resp: "requests.Response") -> bool:
     return data is None or len(data) <= REDIRECT_BODY_LIMIT
 
 
-def redirect_url(answered: str, location: str) -> str:
-    """The URL requests sends a redirect to: ``location`` re-quoted as requests does, then
-    resolved against the URL that was answered (a relative or scheme-relative target included)."""
-    from requests.utils import requote_uri  # noqa: PLC0415 (lazy, as in _session_classes)
+def _hops(first: "requests.Response", hops: Any) -> Any:
+    """The responses requests' redirect loop yields; a hop the gate refused as another origin is
+    raised as the :class:`CrossOriginRedirect` of the answer that asked for it."""
+    last = first
+    try:
+        for last in hops:
+            yield last
+    except EgressRefused as exc:
+        last.close()
+        if exc.rule != "origin" or isinstance(exc, CrossOriginRedirect):
+            raise
+        raise _cross_origin(last, exc) from exc
 
-    return urljoin(answered, requote_uri(location))
+
+def _cross_origin(response: "requests.Response", refused: EgressRefused) -> CrossOriginRedirect:
+    """The error for ``response``, a redirect whose next hop the gate refused as another origin."""
+    answered = response.url or ""
+    here, there, shown = origin_text(answered), origin_text(refused.url), refused.url
+    message = (f"{display_url(answered)} answered HTTP {response.status_code}, a redirect to {shown} on another "
+               f"origin ({here} -> {there}). mcpsync follows redirects only within one origin, so that the "
+               f"credentials, headers, session id and request body meant for {here} reach no other server. "
+               f"If {there} is the server you mean to use, put {shown} in the configuration instead.")
+    return CrossOriginRedirect(message, status_code=response.status_code, headers=dict(response.headers),
+                               location=shown)
 
 
 def prepared_url(url: str) -> str:
@@ -408,10 +477,13 @@ def _warn_insecure(url: Optional[str]) -> None:
                 "can read and change this traffic", where)
 
 
-def new_session(*, url: Optional[str] = None, auth: Any = None, verify: Any = True, cert: Any = None,
+def new_session(*, gate: Gate, url: Optional[str] = None, auth: Any = None, verify: Any = True, cert: Any = None,
                 proxies: Optional[Mapping[str, str]] = None, trust_env: bool = True,
                 pool_size: int = 32) -> "requests.Session":
     """One ``requests.Session`` per connection: keep-alive pooling, tracked connections.
+
+    Every request the session sends, every redirect hop included, is first checked by
+    ``gate`` (see :mod:`._egress`) on the URL about to be sent.
 
     TLS verification follows ``verify`` (on by default), and an
     ``Authorization`` header is never carried to another origin by a redirect.
@@ -427,8 +499,8 @@ def new_session(*, url: Optional[str] = None, auth: Any = None, verify: Any = Tr
     if verify is False:
         _warn_insecure(url)
     session_class, adapter_class = _session_classes()
-    session = session_class()
-    adapter = adapter_class(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
+    session = session_class(gate)
+    adapter = adapter_class(gate, pool_connections=4, pool_maxsize=pool_size, max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.trust_env = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 from urllib.parse import urlsplit
 
-__all__ = ["Origin", "default_name", "display_url", "origin", "origin_text", "same_origin", "strictly_same_origin"]
+__all__ = ["Origin", "default_name", "display_url", "origin", "origin_text", "same_origin"]
 
 #: (scheme, host, port), lower-cased, with the scheme's default port filled in.
 Origin = Tuple[str, str, Optional[int]]
@@ -33,23 +33,6 @@ def origin(url: str) -> Origin:
 
 def same_origin(a: str, b: str) -> bool:
     """Whether two URLs share scheme, host and port (default ports filled in)."""
-    return origin(a) == origin(b)
-
-
-def strictly_same_origin(a: str, b: str) -> bool:
-    """Like :func:`same_origin`, but a URL without a host or with an unreadable port matches nothing.
-
-    For decisions about where a request may go (redirects), where a doubtful
-    URL must count as another origin.
-    """
-    for url in (a, b):
-        parts = urlsplit(url)
-        try:
-            parts.port
-        except ValueError:
-            return False
-        if not parts.hostname:
-            return False
     return origin(a) == origin(b)
 
 

@@ -55,6 +55,32 @@ def weak_method(obj: Any, name: str) -> Callable[..., Any]:
     return call
 
 
+def close_unclosed(obj: Any, _finalizing: Callable[[], bool] = sys.is_finalizing,
+                   _warn: Callable[..., None] = warnings.warn) -> None:
+    """From ``__del__`` of something never closed: say so (ResourceWarning), then close it.
+
+    Never raises: at interpreter exit much of the runtime may already be gone, and a
+    warning turned into an error must not stop the close. Does nothing once the interpreter
+    is finalizing (module globals being cleared, after the at-exit hooks): no thread can
+    start then, and a close that starts one (the engine's) would wait for it for ever; the
+    process's exit lets go of what is left.
+
+    Callers bind it as a default argument of their ``__del__`` (and it binds what it calls the
+    same way): at interpreter exit module globals may already be None when a finalizer runs
+    (seen on free-threaded builds), and a finalizer must not depend on them.
+    """
+    if _finalizing():
+        return
+    try:
+        _warn(f"unclosed {obj!r}; closing it now", ResourceWarning, stacklevel=3)
+    except Exception:
+        pass
+    try:
+        obj.close()
+    except Exception:
+        pass
+
+
 class Transport(abc.ABC):
     """A connection to one MCP server.
 
@@ -405,9 +431,9 @@ class Transport(abc.ABC):
         self._released.set()
         self._engine.close(error_factory, final=self._call_on_close)
 
-    def __del__(self) -> None:
+    def __del__(self, _close: Callable[[Any], None] = close_unclosed) -> None:
         if self._close_when_collected and getattr(self, "_started", False) and not getattr(self, "_closing", True):
-            close_unclosed(self)
+            _close(self)
 
     def _call_on_close(self) -> None:
         callback = self.on_close
@@ -453,22 +479,3 @@ def _rebuild_transport(cls: Any, settings: Dict[str, Any]) -> Any:
     return cls(**settings)
 
 
-def close_unclosed(obj: Any) -> None:
-    """From ``__del__`` of something never closed: say so (ResourceWarning), then close it.
-
-    Never raises: at interpreter exit much of the runtime may already be gone, and a
-    warning turned into an error must not stop the close. Does nothing once the interpreter
-    is finalizing (module globals being cleared, after the at-exit hooks): no thread can
-    start then, and a close that starts one (the engine's) would wait for it for ever; the
-    process's exit lets go of what is left.
-    """
-    if sys.is_finalizing():
-        return
-    try:
-        warnings.warn(f"unclosed {obj!r}; closing it now", ResourceWarning, stacklevel=3)
-    except Exception:
-        pass
-    try:
-        obj.close()
-    except Exception:
-        pass

@@ -13,16 +13,16 @@ from __future__ import annotations
 import logging
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional
-from urllib.parse import urljoin, urlsplit
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
-from ..exceptions import ConnectError, HTTPStatusError, RequestTimeout, TransportError
+from ..exceptions import ConnectError, EgressRefused, HTTPStatusError, RequestTimeout, TransportError
 from ._http import HTTPTransportBase
 from ._http_io import media_type, not_an_endpoint, read_body, status_error
+from ._egress import shown
 from ._http_session import Exchange, prepared_url
 from ._sse import SSEEvent, SSEParser
-from ._urls import display_url, origin_text, strictly_same_origin
+from ._urls import display_url
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -157,30 +157,27 @@ class SSETransport(HTTPTransportBase):
         """Check the ``endpoint`` event's URI and make it where every message goes.
 
         A relative reference or an absolute URL on the SSE URL's origin is
-        accepted. The origin compared is that of the URL as requests will send
-        it (:func:`._http_session.prepared_url`), and that form is the one kept,
-        so the check and the sending cannot read the URL differently. A
-        backslash, userinfo (``@`` in the authority), whitespace or a control
-        character is refused outright: no honest server needs them, and they
-        are where URL parsers disagree.
+        accepted, as this connection's egress gate (:mod:`._egress`) reads it: a
+        backslash, userinfo, whitespace or a control character is refused outright
+        (no honest server needs them, and they are where URL parsers disagree),
+        and so is another origin. The URL kept is the one requests will send
+        (:func:`._http_session.prepared_url`); the gate checks every POST to it again.
 
         Raises:
-            ConnectError: the endpoint is refused (the open fails with it).
+            ConnectError: the endpoint is refused (the open fails with it, chained from
+                the gate's :class:`~mcpsync.exceptions.EgressRefused`).
         """
         text = data.decode("utf-8", errors="replace").strip()
-        shown = text.split("?", 1)[0][:200]  # the query often holds the server's session id: never shown
-        authority = urlsplit(urljoin(self.url, text)).netloc
-        if "\\" in text or "@" in authority or any(ch.isspace() or not ch.isprintable() for ch in text):
-            raise ConnectError(f"Refusing the endpoint {shown!r} from {display_url(self.url)}: it holds a "
-                               "backslash, userinfo, whitespace or a control character; a server should send a "
-                               "path such as '/messages?session_id=...'")
+        what = f"Refusing the endpoint {shown(text)} from {display_url(self.url)}"  # never its query (a session id)
         try:
-            resolved = prepared_url(urljoin(self.url, text))
+            resolved = prepared_url(self._gate.check_reference(self.url, text, "the endpoint"))
+            self._gate.check("POST", resolved)
+        except EgressRefused as exc:
+            reason = "it is on another origin" if exc.rule == "origin" else "it is not a plain URL on this origin"
+            raise ConnectError(f"{what}: {reason}. {exc}") from exc
         except ValueError as exc:
-            raise ConnectError(f"Refusing the endpoint {shown!r} from {display_url(self.url)}: {exc}") from exc
-        if not strictly_same_origin(resolved, prepared_url(self.url)):
-            raise ConnectError(f"Refusing the endpoint {display_url(resolved)}: it is on another origin than "
-                               f"{display_url(self.url)} ({origin_text(resolved)}, not {origin_text(self.url)})")
+            raise ConnectError(f"{what}: requests cannot send to it (no host, a bad port or scheme); a server "
+                               "should send a path such as '/messages?session_id=...'") from exc
         self.endpoint = resolved
         self._endpoint_ready.set()
 

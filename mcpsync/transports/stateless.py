@@ -26,6 +26,7 @@ from typing import Any, Dict, Iterable, Iterator, Mapping, Optional
 from .._rpc import jsonrpc as rpc
 from ..exceptions import MCPSyncError, ProtocolError, RequestTimeout
 from ._http_io import DEFAULT_MAX_MESSAGE_SIZE, READ_CHUNK, iter_chunks, media_type, read_body, status_error, translate
+from ._egress import OriginGate
 from ._http_session import new_session
 from ._sse import SSEParser, message_data
 from ._urls import display_url
@@ -73,6 +74,7 @@ def call_mcp(url: str, method: str, params: Optional[Mapping[str, Any]] = None, 
         timeout: seconds for the whole call: connecting, sending and reading.
 
     Raises:
+        EgressRefused: the request (or a redirect hop) would leave ``url``'s origin; nothing was sent there.
         HTTPStatusError: a non-2xx status (with the body and auth hints).
         RequestTimeout: no complete answer within ``timeout``.
         ConnectError: the server could not be reached.
@@ -94,7 +96,7 @@ def call_mcp(url: str, method: str, params: Optional[Mapping[str, Any]] = None, 
                 raise timed_out()
 
     try:
-        with new_session(url=url, pool_size=1) as session:
+        with new_session(gate=OriginGate(url), url=url, pool_size=1) as session:
             with session.post(url, data=body, headers=sent_headers, stream=True,
                               timeout=(min(timeout, 10.0), timeout)) as response:
                 if not 200 <= response.status_code < 300:

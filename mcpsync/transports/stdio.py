@@ -23,6 +23,8 @@ import threading
 import weakref
 from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .. import _fork
+from .._live import LiveSet
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
@@ -40,7 +42,8 @@ _READ_CHUNK = 1024 * 1024
 _STDERR_LINE_LIMIT = 16 * 1024
 _SKIPS_LOGGED = 100  # lines skipped that are each logged; after that, every thousandth (or one per 10 s)
 
-_live: "weakref.WeakSet[StdioTransport]" = weakref.WeakSet()
+_live: "LiveSet[StdioTransport]" = LiveSet()
+_fork.on_child(_live.reset_after_fork)
 
 
 class StdioTransport(Transport):
@@ -466,7 +469,7 @@ def _drain_stderr(stream: IO[bytes], tail: Deque[str], server_log: logging.Logge
 
 
 def _close_all_at_exit() -> None:
-    for transport in list(_live):
+    for transport in _live.snapshot():
         transport.shutdown_timeout = min(transport.shutdown_timeout, 0.5)
         with _suppress():
             transport.close()

@@ -1,5 +1,6 @@
 """Fuzz targets of the authorization readers: the WWW-Authenticate parser, the token file, DPoP
-nonces (and the stored DPoP key) and the URL classifier that guards discovery (SSRF).
+nonces (and the stored DPoP key) and the URL classifier of the egress gate (``transports/_egress.py``:
+address classes, the discovery rule, reading a URL's target and a server's references).
 
 Each input ends in a result or an MCPSyncError subclass (AuthError, ConnectError), in bounded time.
 """
@@ -17,12 +18,7 @@ from mcpsync import MCPSyncError
 from mcpsync.auth._challenge import Challenge, parse_challenges
 from mcpsync.auth._dpop import Nonces
 from mcpsync.auth._grant import Grant
-try:  # the egress gate (issue 20) moves the SSRF classes into one module
-    from mcpsync.transports._egress import DiscoveryGate as Policy, address_class  # type: ignore[import-not-found]
-    OLD_CLASSIFIER = False
-except ImportError:
-    from mcpsync.auth._ssrf import FetchPolicy as Policy, address_class  # type: ignore[no-redef]
-    OLD_CLASSIFIER = True
+from mcpsync.transports._egress import DiscoveryGate, address_class, check_reference, target
 from mcpsync.auth._tokens import FileTokenStore, Token
 
 from .fuzzing import LEVELS, fuzz
@@ -153,12 +149,11 @@ def classify(case: Tuple[str, str, str, List[str]]) -> None:
             raise OSError("does not resolve")
         return resolved
 
-    Policy(server_url, server_class=server_class, resolver=resolver).check("GET", url)
+    DiscoveryGate(server_url, server_class=server_class, resolver=resolver).check("GET", url)
+    target(url)
+    check_reference(server_url or "https://h/", url, "a redirect to")
 
 
-@pytest.mark.xfail(OLD_CLASSIFIER, strict=True,
-                   reason="auth/_ssrf.py raises ValueError for an unreadable port or IPv6 host "
-                          "('https://h:99999/', 'https://[::1/'); the egress gate replaces it")
 @pytest.mark.parametrize("level", LEVELS)
 def test_fuzz_url_classifier(level: str) -> None:
     fuzz("url-classifier", level, st.tuples(st.sampled_from(["loopback", "private", "public"]),
