@@ -49,6 +49,7 @@ from .exceptions import (
     UnknownServerError,
     UnknownSkillError,
     UnknownToolError,
+    UnsafeDirectory,
     UnsupportedProtocolVersion,
     URLElicitationRequired,
 )
@@ -216,6 +217,7 @@ __all__ = [
     "UnknownServerError",
     "UnknownSkillError",
     "UnknownToolError",
+    "UnsafeDirectory",
     "UnsupportedProtocolVersion",
     "WorkloadIdentity",
     "__version__",

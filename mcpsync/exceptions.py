@@ -27,6 +27,7 @@
     ├── CapabilityError              the server did not offer what a method needs
     ├── AuthError                    OAuth authorization failed or was refused (.error: a short code)
     ├── ConfigError                  a server config is malformed (also a ValueError)
+    ├── UnsafeDirectory              a directory for results or secrets is not private (also a PermissionError)
     ├── UnknownServerError           no managed server has that name (also a KeyError)
     ├── UnknownSkillError            no skill (or more than one) has that name on the server (also a KeyError)
     └── UnknownToolError             no managed tool has that qualified name (also a KeyError)
@@ -70,6 +71,7 @@ __all__ = [
     "UnknownServerError",
     "UnknownSkillError",
     "UnknownToolError",
+    "UnsafeDirectory",
     "UnsupportedProtocolVersion",
 ]
 
@@ -371,7 +373,9 @@ class MCPError(MCPSyncError):
     http_status: Optional[int] = None
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"MCP error {code}: {message}")
+        # TypeScript-SDK servers put their own "MCP error <code>: " in the message: say it once
+        prefix = f"MCP error {code}: "
+        super().__init__(message if message.startswith(prefix) else prefix + message)
         self.code = code
         self.message = message
         self.data = data
@@ -457,7 +461,8 @@ def _rebuild_elicitation(code: int, message: str, data: Any, elicitations: Seque
 class ResourceNotFound(MCPError):
     """``resources/read`` named a resource the server does not have.
 
-    Legacy servers say so with ``-32002``, modern ones with ``-32602``; both become this.
+    Servers say so with ``-32002`` (the legacy code) or ``-32602`` (modern servers, and TypeScript-SDK
+    servers of every era); both become this, over every transport.
     """
 
 
@@ -571,6 +576,30 @@ class ConfigError(MCPSyncError, ValueError):
 
 def _rebuild_config(message: str, server: Optional[str], path: Optional[str]) -> ConfigError:
     return ConfigError(message, server=server, path=path)
+
+
+class UnsafeDirectory(MCPSyncError, PermissionError):
+    """A directory mcpsync would write results or secrets into is not private: a symlink, not a
+    directory, owned by another user, or open to others (see ``mcpsync/_private.py``).
+
+    Attributes:
+        path: the directory.
+        problem: what is wrong with it ("is a symbolic link (to /x)").
+    """
+
+    def __init__(self, path: str, what: str, problem: str, remedy: str) -> None:
+        super().__init__(f"{what[:1].upper()}{what[1:]} {path} {problem}: mcpsync writes results or secrets "
+                         f"there, so it must be a private directory of yours; {remedy}")
+        self.path = path
+        self.what = what
+        self.problem = problem
+        self.remedy = remedy
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> Any:
+        return (UnsafeDirectory, (self.path, self.what, self.problem, self.remedy))
 
 
 class _LookupError(MCPSyncError, KeyError):

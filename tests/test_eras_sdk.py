@@ -109,9 +109,10 @@ def test_a_forced_protocol_skips_the_probe_on_a_dual_era_server(protocol, versio
 
 
 def test_forcing_modern_on_a_legacy_only_server_raises_its_refusal():
-    with pytest.raises(MCPError) as raised:
+    with pytest.raises(mcpsync.UnsupportedProtocolVersion) as raised:
         mcpsync.connect(stdio_argv("legacy-only"), protocol="modern", timeout=15)
-    assert raised.value.code == -32601
+    assert "protocol='auto'" in str(raised.value)  # what to do, and the refusal chained
+    assert isinstance(raised.value.__cause__, MCPError) and raised.value.__cause__.code == -32601
 
 
 # -- every handler, in both eras --------------------------------------------------------------------------

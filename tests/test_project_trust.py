@@ -384,6 +384,112 @@ def test_the_cli_asks_on_a_terminal_and_remembers_a_yes(clone: Clone, sh: Shell)
     assert sh.run("trust").stdout == "(none)\n" and mcpconfig.trusted_projects() == {}
 
 
+# -- what fills the variables (issue 20, item 3) ------------------------------------------------
+
+
+def project_with_script(clone: Clone, name: str) -> Path:
+    """A project folder holding a ``start.py`` that leaves ``markers/<name>`` behind when it runs."""
+    folder = clone.repo.parent / name
+    folder.mkdir()
+    (folder / "start.py").write_text(f"open({str(clone.markers / name)!r}, 'a').write('ran')\n")
+    return folder
+
+
+def script_server(**fields: Any) -> Dict[str, Any]:
+    return {"mcpServers": {"proj": {"command": sys.executable, **fields}}}
+
+
+def test_a_mcp_json_linked_to_a_trusted_file_elsewhere_is_asked_about_and_runs_nothing(
+        clone: Clone, sh: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
+    trusted = project_with_script(clone, "a")
+    original = write(trusted / ".mcp.json", script_server(args=["${workspaceFolder}/start.py"]))
+    mcpconfig.trust_project_file(original)
+    assert mcpconfig.discover(trusted).servers["proj"].trusted  # where it was trusted, it is
+
+    hostile = project_with_script(clone, "b")
+    (hostile / ".mcp.json").symlink_to(original)  # the same bytes, but ${workspaceFolder} is b
+    found = mcpconfig.discover(hostile)
+    assert not found.servers["proj"].trusted and found.untrusted == [str(hostile / ".mcp.json")]
+
+    asked = Terminal()
+    monkeypatch.setattr(sys, "stderr", asked)
+    monkeypatch.setattr(sys, "stdin", Terminal("n\n"))
+    assert not mcpconfig.discover(hostile, trust_project="ask").servers["proj"].trusted
+    assert f"{hostile / '.mcp.json'} (a link to {os.path.realpath(original)}, outside the project)" in asked.getvalue()
+
+    sh.project = hostile
+    run = sh.run("tools")
+    assert run.returncode == 3 and "no trusted MCP servers to start" in run.stderr, run.stderr
+    assert clone.started() == []
+
+
+def test_a_cursor_folder_linked_to_a_trusted_one_elsewhere_runs_nothing(clone: Clone, sh: Shell) -> None:
+    trusted = project_with_script(clone, "a")
+    original = write(trusted / ".cursor" / "mcp.json", script_server(args=["start.py"], cwd=".."))
+    mcpconfig.trust_project_file(original)
+    assert mcpconfig.discover(trusted).servers["proj"].cwd == str(trusted)
+
+    hostile = project_with_script(clone, "b")
+    (hostile / ".cursor").symlink_to(trusted / ".cursor", target_is_directory=True)
+    found = mcpconfig.discover(hostile)
+    assert not found.servers["proj"].trusted and found.servers["proj"].cwd == ".."
+    sh.project = hostile
+    run = sh.run("tools")
+    assert run.returncode == 3 and "no trusted MCP servers to start" in run.stderr, run.stderr
+    with Manager.discover(cwd=hostile, cache=False) as manager:
+        assert manager.status()["proj"].state == "untrusted"
+    assert clone.started() == []
+
+
+def test_changing_an_env_file_after_trusting_asks_again(clone: Clone, sh: Shell) -> None:
+    (clone.repo / ".env").write_text("MODE=safe\n")
+    path = write(clone.repo / ".mcp.json", script_server(args=["-c", "pass"], envFile=".env"))
+    mcpconfig.trust_project_file(path)
+    found = mcpconfig.discover()
+    assert found.servers["proj"].trusted and found.servers["proj"].env == {"MODE": "safe"}
+    assert json.loads(sh.run("trust", "--json").stdout)[0]["state"] == "trusted"
+
+    (clone.repo / ".env").write_text("MODE=safe\nLD_PRELOAD=/tmp/evil.so\n")
+    again = mcpconfig.discover()
+    assert not again.servers["proj"].trusted and again.servers["proj"].env == {}
+    assert json.loads(sh.run("trust", "--json").stdout)[0]["state"] == "changed"
+
+
+def test_an_env_file_that_never_ends_is_not_waited_on(clone: Clone) -> None:
+    os.mkfifo(clone.repo / "fifo.env")  # opened without O_NONBLOCK, this would block discovery forever
+    path = write(clone.repo / ".mcp.json", script_server(args=["-c", "pass"], envFile="fifo.env"))
+    mcpconfig.trust_project_file(path)
+    found = mcpconfig.discover()
+    assert "cannot read it" in str(found.errors["proj"])
+
+
+def test_a_record_of_the_older_format_trusts_nothing_and_is_replaced_once_asked(
+        clone: Clone, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(clone.repo / ".mcp.json", {"mcpServers": {"evil": clone.evil("mcp")}})
+    clone.trust_file.parent.mkdir(parents=True)
+    import hashlib
+
+    old = {"version": 1, "projects": {os.path.realpath(path): {
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "trusted_at": 0}}}
+    clone.trust_file.write_text(json.dumps(old))
+    assert not mcpconfig.discover().servers["evil"].trusted and mcpconfig.trusted_projects() == {}
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    monkeypatch.setattr(sys, "stdin", Terminal("y\n"))
+    assert mcpconfig.discover(trust_project="ask").servers["evil"].trusted
+    record = json.loads(clone.trust_file.read_text())
+    assert record["version"] == 2 and record["projects"][str(path)]["project"] == str(clone.repo)
+    assert clone.started() == []
+
+
+def test_a_project_folder_linked_to_the_users_own_is_the_projects_file(clone: Clone) -> None:
+    write(clone.home / ".cursor" / "mcp.json", script_server(args=["start.py"], cwd=".."))
+    (clone.repo / ".cursor").symlink_to(clone.home / ".cursor", target_is_directory=True)
+    alone = mcpconfig.discover(user=False)  # read as the repository's file, with the repository's folder
+    assert not alone.servers["proj"].trusted and alone.untrusted == [str(clone.repo / ".cursor" / "mcp.json")]
+    both = mcpconfig.discover()  # the user's own file is still read, at user level, as theirs
+    assert both.servers["proj"].trusted and both.servers["proj"].source == str(clone.home / ".cursor" / "mcp.json")
+
+
 def test_the_cli_question_on_a_terminal_cannot_be_spoofed_by_an_env_value(clone: Clone, sh: Shell) -> None:
     """Issue 20, item 2, end to end: the real command asks on a real terminal; the env value that
     would erase the command's line and print a harmless one is shown escaped, and "n" runs nothing."""
@@ -420,3 +526,16 @@ def test_the_cli_question_on_a_terminal_cannot_be_spoofed_by_an_env_value(clone:
     assert len(runs) == 1 and "slow_start.py" in runs[0] and "--marker" in runs[0]
     assert "env PAD=\\x1b[1A\\x1b[2K\\x0d  " + fake in terminal
     assert clone.started() == [] and not clone.trust_file.exists()
+
+
+def test_a_trusted_link_pointed_elsewhere_asks_again_and_is_listed_as_moved(clone: Clone, sh: Shell) -> None:
+    first = write(clone.repo.parent / "first" / "mcp.json", script_server(args=["-c", "pass"]))
+    second = write(clone.repo.parent / "second" / "mcp.json", script_server(args=["-c", "pass"]))  # same bytes
+    link = clone.repo / ".mcp.json"
+    link.symlink_to(first)
+    mcpconfig.trust_project_file(link)
+    assert mcpconfig.discover().servers["proj"].trusted
+    link.unlink()
+    link.symlink_to(second)
+    assert not mcpconfig.discover().servers["proj"].trusted
+    assert json.loads(sh.run("trust", "--json").stdout)[0]["state"] == "moved"

@@ -51,6 +51,8 @@ def test_all_is_pinned():
         "SignalExit", "install_signal_handlers",
         # configs as people write them, and output limits (issue 15)
         "SpilledResult", "ToolNotAllowed",
+        # directories for results and secrets are private, or refused (issue 20)
+        "UnsafeDirectory",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"

@@ -358,9 +358,84 @@ def test_the_watchdog_can_be_turned_off(monkeypatch) -> None:
 
 def test_the_watchdog_ignores_malformed_lines_and_forgets_what_it_is_told_to() -> None:
     groups: Dict[int, _watchdog.Guarded] = {}
-    for line in (b"+ 4242 0.5", b"+ 4343 x", b"nonsense", b"+ 1 2.0", b"+ 4444 1", b"- 4444", b"- zz"):
+    for line in (b"+ 4242 0.5 77", b"+ 4343 x 77", b"nonsense", b"+ 1 2.0 77", b"+ 4444 1 77", b"- 4444", b"- zz",
+                 b"+ 4545 0.5", b"+ 4646 0.5 ?"):  # no leader start, or an unknown one: nothing to guard
         _watchdog.apply(groups, line)
-    assert sorted(groups) == [4242] and groups[4242].grace == 0.5
+    assert sorted(groups) == [4242] and groups[4242].grace == 0.5 and groups[4242].leader_started == "77"
+
+
+# -- the watchdog signals only a group whose leader it identified (issue 20) ----------------------
+
+
+def sleeper(*code: str) -> "subprocess.Popen[bytes]":
+    """A process leading a group of its own, as a server does (``code`` runs first in it)."""
+    body = "; ".join([*code, "import time", "time.sleep(60)"])
+    return subprocess.Popen([sys.executable, "-c", body], start_new_session=True, stdin=subprocess.DEVNULL)
+
+
+def watchdog_told(*lines: str) -> None:
+    """Run the real watchdog, tell it ``lines``, then end its stdin (as a client's death does), and wait."""
+    watchdog = subprocess.Popen([sys.executable, "-I", "-S", _watchdog.SCRIPT], stdin=subprocess.PIPE)
+    assert watchdog.stdin is not None
+    watchdog.stdin.write("".join(lines).encode())
+    watchdog.stdin.close()
+    assert watchdog.wait(30) == 0
+
+
+def test_the_watchdog_never_signals_a_group_whose_leader_started_at_another_time() -> None:
+    """The client reads the leader's start right after starting it; a process found under the number
+    later (the server died and its number was reused) is not the server, and its group is left alone."""
+    stranger, server = sleeper(), sleeper()
+    try:
+        start = _watchdog.leader_start(stranger.pid)
+        assert start is not None and start == _watchdog.leader_start(stranger.pid)
+        recorded = str(int(start) - 1)  # what the client read for the server that had this number
+        guarded = _watchdog.Guarded(stranger.pid, 0.0, recorded)
+        assert not guarded.identified() and not guarded.check()
+        groups: Dict[int, _watchdog.Guarded] = {}
+        _watchdog.apply(groups, f"+ {stranger.pid} 0 {recorded}".encode())
+        _watchdog.prune(groups)
+        assert groups == {}  # forgotten at the first check: the number is someone else's now
+
+        watchdog_told(f"+ {stranger.pid} 0 {recorded}\n",
+                      f"+ {server.pid} 0 {_watchdog.leader_start(server.pid)}\n")
+        assert server.wait(30) == -signal.SIGTERM  # the identified group is ended
+        assert stranger.poll() is None and alive(stranger.pid)  # the other is never signalled
+    finally:
+        for proc in (stranger, server):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+def test_a_group_whose_leader_exited_is_ended_only_if_the_watchdog_saw_the_leader(tmp_path) -> None:
+    """Children left in a group after its leader exited are ended when the watchdog had seen that leader
+    running itself; a group it was told about only after the leader was gone is never signalled."""
+    for seen in (True, False):
+        ready = tmp_path / f"ready-{seen}"
+        leader = sleeper("import subprocess, sys",
+                         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])",
+                         f"open({str(ready)!r}, 'w').close()")
+        try:
+            until(ready.exists, timeout=20)
+            groups: Dict[int, _watchdog.Guarded] = {}
+            start = _watchdog.leader_start(leader.pid)
+            if seen:
+                _watchdog.apply(groups, f"+ {leader.pid} 0 {start}".encode())
+            leader.kill()
+            leader.wait()  # the leader is gone; its child lives on in the group
+            if not seen:
+                _watchdog.apply(groups, f"+ {leader.pid} 0 {start}".encode())
+            assert leader.pid in (_watchdog.running_groups() or set())
+            _watchdog.prune(groups)
+            _watchdog.end_groups(list(groups.values()))
+            assert (leader.pid in (_watchdog.running_groups() or set())) is not seen
+        finally:
+            try:
+                os.killpg(leader.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            until(lambda: leader.pid not in (_watchdog.running_groups() or set()), timeout=20)
 
 
 # -- install_signal_handlers itself, in this process ---------------------------------------------

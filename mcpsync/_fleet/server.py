@@ -508,8 +508,9 @@ class ManagedServer:
         elapsed = time.monotonic() - self.waiting_since
         attempt = self.attempt
         hint = attempt.transport.timeout_hint() if attempt is not None else ""
-        text = (f"MCP server {self.name!r} is still {doing}, {elapsed:.1f}s after it started; this call waited "
-                f"{int(budget * 1000)}ms for it and gave up")
+        text = f"MCP server {self.name!r} is still {doing}, {elapsed:.1f}s after it started"
+        if budget > 0:  # a caller that asked not to wait (timeout=0, as the CLI does after its own wait)
+            text += f"; this call waited {int(budget * 1000)}ms for it and gave up"  # is told nothing about 0ms
         if self.last_error and self.state == RECONNECTING:
             text += f" (its last error: {self.last_error.splitlines()[0]})"
         text += f". {hint}" if hint else ""

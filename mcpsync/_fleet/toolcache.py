@@ -4,8 +4,12 @@ One JSON file per server under ``<cache dir>/tools/``, holding the server's
 name, the hash of its unexpanded config, when it was written and the tools'
 wire dicts. An entry is used only when the hash matches and it is younger
 than 30 days. Files are written atomically (a temporary file, then a rename)
-with owner-only permissions. A corrupt or unreadable file is ignored with a
-warning; a cache that cannot be written is skipped with a warning. Nothing
+with owner-only permissions, in a private ``tools/`` directory (``mcpsync/_private.py``; made
+owner-only if it is not). The cache directory above it must be the user's and writable by nobody
+else (mcpsync's own default one is also made owner-only; one named by ``MCPSYNC_CACHE_DIR`` or the
+``directory`` argument that is a symlink, another user's, or writable by others is refused). A corrupt or unreadable file, or one
+in a directory others can write to, is ignored with a warning; a cache that cannot be written
+is skipped with a warning. Nothing
 here ever raises.
 
 The default directory follows the platform: ``$XDG_CACHE_HOME/mcpsync`` (else
@@ -31,6 +35,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
+
+from .._private import private_directory, trustworthy_directory
 
 log = logging.getLogger("mcpsync.cache")
 
@@ -96,6 +102,8 @@ class ToolCache:
                  ttl: float = DEFAULT_TTL) -> None:
         self.directory = Path(os.fspath(directory)).expanduser() if directory is not None else default_cache_dir()
         self.ttl = ttl
+        # mcpsync's own directory is made owner-only if it is not; one the user named is only checked
+        self._own = directory is None and not os.environ.get("MCPSYNC_CACHE_DIR")
 
     def __repr__(self) -> str:
         return f"<ToolCache {str(self.directory)!r}>"
@@ -111,6 +119,8 @@ class ToolCache:
         path = self.path_for(server)
         try:
             text = path.read_text(encoding="utf-8")
+            for folder in (self.directory, path.parent):  # a tool list someone else wrote is never used
+                trustworthy_directory(folder, what="the tools cache directory")
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as exc:
@@ -162,7 +172,12 @@ class ToolCache:
         tmp: Optional[str] = None
         try:
             data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if self._own:
+                private_directory(self.directory, what="the tools cache directory", tighten=True)
+            else:  # the user's: made private if missing, else only checked that nobody else writes there
+                os.makedirs(self.directory, mode=0o700, exist_ok=True)
+                trustworthy_directory(self.directory, what="the tools cache directory")
+            private_directory(path.parent, what="the tools cache directory", tighten=True)  # "tools/": ours
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=str(path.parent))  # mode 0600
             with os.fdopen(fd, "wb") as stream:
                 stream.write(data)

@@ -217,7 +217,7 @@ class Session:
         """``resources/read`` of ``uri``, its raw result; an unknown resource raised as ResourceNotFound.
 
         Raises:
-            ResourceNotFound: ``-32002``, or ``-32602`` from a modern server.
+            ResourceNotFound: ``-32002`` or ``-32602``, in every era.
             and as :meth:`call`.
         """
         try:

@@ -11,9 +11,10 @@ result was and where the rest is. The result is then a :class:`SpilledResult`, w
 ``spill_path`` is the file: the text blocks joined by newlines (``.txt``) when the result is only
 text, else the whole result's JSON (``.json``).
 
-The files are created 0600 in a private directory (0700): one per process made by
-:func:`tempfile.mkdtemp` (``mcpsync-output-*``), or ``$MCPSYNC_OUTPUT_DIR`` when that is set. They
-are kept when the process ends, for the person or agent to read; delete them when done.
+The files are created 0600 (``O_EXCL``) in a private directory (0700, checked: see
+:func:`output_dir`): one per process made by :func:`tempfile.mkdtemp` (``mcpsync-output-*``), or
+``$MCPSYNC_OUTPUT_DIR`` when that is set. They are kept when the process ends, for the person or
+agent to read; delete them when done.
 
 Threads: any number of calls may spill at once (each gets its own file).
 """
@@ -27,7 +28,8 @@ from typing import Any, Dict, List, Optional, Tuple, TypeVar
 
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions
-from ..exceptions import MCPSyncError
+from .._private import private_directory, private_subdirectory
+from ..exceptions import MCPSyncError, UnsafeDirectory
 from ..types import CallToolResult
 
 __all__ = ["SpillError", "SpilledResult", "capped", "limit", "limit_raw", "output_dir", "result_size", "spill"]
@@ -35,7 +37,7 @@ __all__ = ["SpillError", "SpilledResult", "capped", "limit", "limit_raw", "outpu
 R = TypeVar("R")
 
 _lock = threading.Lock()
-_dir: Optional[Tuple[int, str]] = None  # (the pid that made it, its path)
+_dir: Optional[Tuple[int, Optional[str], str]] = None  # (the pid that chose it, $MCPSYNC_OUTPUT_DIR, the path)
 
 
 class SpilledResult(CallToolResult):
@@ -153,18 +155,40 @@ def result_size(data: JSONObject) -> int:
 
 
 def output_dir() -> str:
-    """The private directory spill files go to (made on first use, 0700)."""
+    """The private directory spill files go to (see ``mcpsync/_private.py`` for "private").
+
+    ``$MCPSYNC_OUTPUT_DIR`` when set: made 0700 if missing, used as it is when it is a
+    private directory of the user's; when others may read it, or it is a shared
+    sticky directory such as ``/tmp``, a private ``mcpsync-output-*`` directory is made
+    inside it (one per process). Unset: one ``mcpsync-output-*`` per process in the
+    temporary directory, made the same way.
+
+    Raises:
+        UnsafeDirectory: ``$MCPSYNC_OUTPUT_DIR`` (or the temporary directory) is a
+            symlink, not a directory, owned by another user, or writable by others
+            without being sticky: it is refused, never used.
+    """
     global _dir
     chosen = os.environ.get("MCPSYNC_OUTPUT_DIR")
-    if chosen:
-        os.makedirs(chosen, mode=0o700, exist_ok=True)
-        return chosen
-    import tempfile
-
+    parent = os.path.abspath(chosen) if chosen else None
     with _lock:
-        if _dir is None or _dir[0] != os.getpid() or not os.path.isdir(_dir[1]):
-            _dir = (os.getpid(), tempfile.mkdtemp(prefix="mcpsync-output-"))
-        return _dir[1]
+        if _dir is not None and _dir[:2] == (os.getpid(), parent) and os.path.isdir(_dir[2]):
+            return _dir[2]
+        if parent is None:
+            import tempfile
+
+            made = private_subdirectory(tempfile.gettempdir(), prefix="mcpsync-output-", what="the spill directory")
+        else:
+            try:
+                made = private_directory(parent, what="the spill directory ($MCPSYNC_OUTPUT_DIR)")
+            except UnsafeDirectory:
+                # Others may read it (a shared folder; /tmp, root's and sticky): a private directory of
+                # ours inside it, if it is safe to hold one (a symlink, another user's, or writable by
+                # others without the sticky bit is refused there).
+                made = private_subdirectory(parent, prefix="mcpsync-output-",
+                                            what="the spill directory ($MCPSYNC_OUTPUT_DIR)")
+        _dir = (os.getpid(), parent, made)
+        return made
 
 
 def _write(data: JSONObject, blocks: List[Any]) -> str:
@@ -239,6 +263,9 @@ def spill(data: JSONObject, cap: int, size: Optional[int] = None) -> SpilledResu
     assert isinstance(blocks, list)
     try:
         path = _write(data, blocks)
+    except UnsafeDirectory as exc:
+        raise SpillError(f"The tool result is {size:,} bytes, over max_output={cap:,}, and was not written: {exc}. "
+                         "The whole result is this error's .result", CallToolResult(data)) from exc
     except OSError as exc:
         where = os.environ.get("MCPSYNC_OUTPUT_DIR") or "the temporary directory"
         raise SpillError(f"The tool result is {size:,} bytes, over max_output={cap:,}, and the file for the whole "

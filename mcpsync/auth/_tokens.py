@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any, ContextManager, Dict, Iterator, Mapping, Optional, Union
 
 from .. import _fork
-from ..exceptions import AuthError
+from .._private import private_directory, trustworthy_directory
+from ..exceptions import AuthError, UnsafeDirectory
 
 __all__ = ["FileTokenStore", "MemoryTokenStore", "Token", "TokenStore", "client_key", "default_token_path",
            "server_key", "tokens_key"]
@@ -387,9 +388,15 @@ class FileTokenStore(TokenStore):
         """
         try:
             with open(self.path, "rb") as f:
+                trustworthy_directory(self.path.parent, what="the token store's directory")  # none forged
                 self._tighten(f.fileno())
                 raw = f.read()
         except FileNotFoundError:
+            return {}
+        except UnsafeDirectory as exc:
+            if for_write:
+                raise AuthError(f"Cannot use the token file {self.path}: {exc}", error="token_store") from exc
+            log.warning("Ignoring the token file %s: %s", self.path, exc)
             return {}
         except OSError as exc:
             if for_write:
@@ -439,11 +446,30 @@ class FileTokenStore(TokenStore):
             log.warning("The token file %s was readable by others; making it owner-only", self.path)
             os.fchmod(fd, 0o600)
 
+    def _private_parent(self) -> None:
+        """Make or check the file's directory (see ``mcpsync/_private.py``): mcpsync's own default
+        directory is private (made owner-only if it is not); a directory the user named (which may
+        hold other things: ``FileTokenStore("tokens.json")``) must be theirs and writable by nobody
+        else, the file itself being 0600.
+
+        Raises:
+            UnsafeDirectory: (an ``OSError``) the directory is a symlink, another user's, or
+                writable by others.
+        """
+        what = "the token store's directory"
+        if self.path.parent == default_token_path().parent:
+            private_directory(self.path.parent, what=what, tighten=True)
+        else:
+            os.makedirs(self.path.parent, mode=0o700, exist_ok=True)
+            trustworthy_directory(self.path.parent, what=what)
+
     def _write(self, data: Dict[str, Any]) -> None:
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            self._private_parent()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)  # left by a crashed writer of this pid and thread: O_EXCL below
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
                 f.flush()
@@ -478,8 +504,9 @@ class FileTokenStore(TokenStore):
             fd = -1
             if fcntl is not None:
                 try:
-                    self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                    fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+                    self._private_parent()
+                    fd = os.open(self.path.with_name(self.path.name + ".lock"),
+                                 os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
                 except OSError as exc:
                     raise AuthError(f"Cannot lock the token file {self.path}: {exc.strerror or exc}",
                                     error="token_store") from exc

@@ -3,7 +3,10 @@ file, whatever tool wrote it, into a :class:`Config` (:func:`load` for a named o
 
 Project files (those inside the directory discovery looks at) are read as untrusted
 unless the user trusted them (:mod:`._trust`): their entries are listed, never expanded
-or started, and never hide a user's server of the same name.
+or started, and never hide a user's server of the same name. What is trusted is what
+fills the variables: the file's place (not the file a symlink points to), the project
+directory, its bytes and the bytes of every ``envFile`` it names; the bytes hashed are
+the bytes parsed.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from ..exceptions import ConfigError
 from . import _trust
 from ._jsonc import parse_json
 from ._model import Config, ConfigSource, log
-from ._parse import from_mapping
+from ._parse import env_file_paths, from_mapping, read_env_file
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: How :func:`discover` treats project files not yet trusted: False leaves them untrusted, True
@@ -100,6 +103,7 @@ def discover(cwd: Optional[PathLike] = None, *, project: bool = True, user: bool
         raise ValueError(f"trust_project must be True, False or 'ask', not {trust_project!r}")
     project_dir = Path(os.fspath(cwd)) if cwd is not None else Path.cwd()
     sources = discovery_sources(project_dir)
+    user_places = {_trust.place_key(s.path) for s in sources if s.level == "user"}
     user_paths = {_trust.record_key(s.path) for s in sources if s.level == "user"}
     config = Config()
     origin: Dict[str, _Origin] = {}
@@ -109,16 +113,25 @@ def discover(cwd: Optional[PathLike] = None, *, project: bool = True, user: bool
         # ~/.claude.json's local scope is written by the user's own tool, not by the repository.
         in_project = source.level == "project" and source.format != "claude-local" and _inside(source.path,
                                                                                                project_dir)
-        if in_project and _trust.record_key(source.path) in user_paths:  # run in the home directory:
+        if in_project and _is_users_own(source.path, project_dir, user_places, user_paths):  # in the home directory:
             if user:
                 continue  # the file is the user's own, read at user level
             in_project = False
         read = _read(config, source.path)
         if read is None:
             continue
-        trusted = not in_project or _decide(source.path, read, source.format, project_dir, trust_project)
+        env_files: Optional[Dict[str, Optional[bytes]]] = None
+        if in_project:
+            # An envFile is opened only for a file that may be trusted now: never at the bidding of
+            # a file nobody trusted, asked about or recorded.
+            if trust_project is not False or _trust.has_record(source.path):
+                env_files = _env_files(read, source.path, source.format, environ, project_dir)
+            trusted = env_files is not None and _decide(source.path, read, env_files, source.format, project_dir,
+                                                        trust_project)
+        else:
+            trusted = True
         found = Config()
-        _parse_into(found, read, source.path, source.format, environ, project_dir, trusted)
+        _parse_into(found, read, source.path, source.format, environ, project_dir, trusted, env_files)
         _merge(config, found, _Origin(source.level, str(source.path), trusted), origin)
         if not trusted and found.names:
             config.untrusted.append(str(source.path))
@@ -162,9 +175,44 @@ def _merge(config: Config, found: Config, where: _Origin, origin: Dict[str, _Ori
     config.files.extend(f for f in found.files if f not in config.files)
 
 
-def _decide(path: Path, read: _Read, format: str, project_dir: Path, trust_project: TrustProject) -> bool:
+def _is_users_own(path: Path, project_dir: Path, user_places: Any, user_paths: Any) -> bool:
+    """Whether a project-level file is one of the user's own files (discovery run in the home directory).
+
+    The same place counts; the same file reached otherwise counts only when it does not
+    resolve outside the project (a repository's ``.cursor`` linked to ``~/.cursor`` is the
+    repository's file, read with the repository's folder).
+    """
+    if _trust.place_key(path) in user_places:
+        return True
+    return _trust.record_key(path) in user_paths and _inside(_trust.record_key(path), os.path.realpath(project_dir))
+
+
+def _env_files(read: _Read, path: Path, format: str, environ: Optional[Mapping[str, str]],
+               project_dir: Path) -> Dict[str, Optional[bytes]]:
+    """The bytes of every ``envFile`` the file's entries name (None: unreadable), read once: they are
+    hashed into the trust key and are what a trusted parse uses."""
+    data = _claude_section(read.data, format, project_dir) if format in ("claude-local", "claude-user") else read.data
+    if data is None:
+        return {}
+    format = "mcpServers" if format in ("claude-local", "claude-user") else format
+    paths = env_file_paths(data, format=format, environ=environ, base_dir=str(path.parent),
+                           extra=_workspace(project_dir))
+    return {name: read_env_file(name) for name in paths}
+
+
+def trust_key(path: Path, digest: str, env_files: Mapping[str, Optional[bytes]], project_dir: Path) -> _trust.TrustKey:
+    """What a trust record of this project file must match (see :class:`._trust.TrustKey`)."""
+    return _trust.TrustKey(
+        path=_trust.place_key(path), project=os.path.abspath(project_dir), target=_trust.record_key(path),
+        sha256=digest,
+        env_files={name: None if data is None else _trust.content_hash(data) for name, data in env_files.items()})
+
+
+def _decide(path: Path, read: _Read, env_files: Mapping[str, Optional[bytes]], format: str, project_dir: Path,
+            trust_project: TrustProject) -> bool:
     """Whether a project file's content is trusted now (asking on the terminal when told to)."""
-    if trust_project is True or _trust.is_trusted(path, read.digest):
+    key = trust_key(path, read.digest, env_files, project_dir)
+    if trust_project is True or _trust.is_trusted(key):
         return True
     if trust_project != "ask":
         return False
@@ -173,16 +221,56 @@ def _decide(path: Path, read: _Read, format: str, project_dir: Path, trust_proje
     entries = list(listed.servers.values()) + list(listed.errors.values())
     if not entries:
         return False  # nothing to start: nothing to ask about
-    if not _trust.ask(str(path), entries):
+    shown = str(path)
+    if key.escapes:  # the one thing the listing cannot show: where the file really is
+        shown = f"{path} (a link to {key.target}, outside the project)"
+    if not _trust.ask(shown, entries):
         return False
     try:
-        _trust.record_trust(path, read.digest)
+        _trust.record_trust(key)
     except ConfigError as exc:  # a read-only home, say: the answer still holds for this run
         log.warning("%s; %s is trusted for this run only", exc, path)
     return True
 
 
-def _inside(path: Path, directory: Path) -> bool:
+def trust_project_file(path: PathLike, project: Optional[PathLike] = None) -> str:
+    """Trust a project config file as it is now, in this place; returns the content hash recorded.
+
+    Review the file first: its servers will be started, with their ``${VAR}`` s
+    expanded from your environment. Any later change to it, or to an ``envFile`` it
+    names, needs trusting again; so does the same file reached from another place.
+    ``project`` is the project directory (``${workspaceFolder}``); by default the one
+    discovery would find the file in (``<project>/.mcp.json``, ``<project>/.cursor/mcp.json`` ...).
+
+    Raises:
+        ConfigError: the file cannot be read or parsed, or the record cannot be written.
+    """
+    place = Path(os.path.abspath(os.fspath(path)))
+    project_dir = Path(os.path.abspath(os.fspath(project))) if project is not None else _project_of(place)
+    format = next((source.format for source in discovery_sources(project_dir)
+                   if _trust.place_key(source.path) == str(place) and source.level == "project"),
+                  "codex" if place.suffix == ".toml" else "mcpServers")
+    problems = Config()
+    read = _read(problems, place, missing_is_problem=True)
+    if read is None:
+        what = problems.problems[0] if problems.problems else None
+        raise ConfigError(f"cannot trust {path}: {what.reason if what is not None else 'cannot read it'}",
+                          path=str(path))
+    digest = read.digest
+    _trust.record_trust(trust_key(place, digest, _env_files(read, place, format, None, project_dir), project_dir))
+    return digest
+
+
+def _project_of(place: Path) -> Path:
+    """The project directory discovery finds a file in: its folder, or the one above a tool's folder."""
+    for candidate in (place.parent, place.parent.parent):
+        if any(_trust.place_key(source.path) == str(place) for source in discovery_sources(candidate)
+               if source.level == "project"):
+            return candidate
+    return place.parent
+
+
+def _inside(path: PathLike, directory: PathLike) -> bool:
     try:
         Path(os.path.abspath(path)).relative_to(os.path.abspath(directory))
     except ValueError:
@@ -201,10 +289,12 @@ def read_config_bytes(path: Path) -> bytes:
     Raises:
         OSError: it cannot be read, is not a regular file, or is larger (``strerror`` says which).
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a device is never even opened
+        raise OSError(0, "not a regular file")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped since the stat
             raise OSError(0, "not a regular file")
         data = f.read(MAX_CONFIG_BYTES + 1)  # the size may change after fstat
         if len(data) > MAX_CONFIG_BYTES:
@@ -258,8 +348,13 @@ def _read_toml(config: Config, shown: str, text: str, raw: bytes) -> Optional[_R
         return None
 
 
+def _workspace(cwd: Optional[Path]) -> Optional[Dict[str, str]]:
+    """VS Code's and Cursor's ``${workspaceFolder}``: the project directory discovery looks at."""
+    return {"workspaceFolder": str(cwd), "workspaceFolderBasename": cwd.name} if cwd is not None else None
+
+
 def _parse_into(config: Config, read: _Read, path: Path, format: str, environ: Optional[Mapping[str, str]],
-                cwd: Optional[Path], trusted: bool) -> None:
+                cwd: Optional[Path], trusted: bool, env_files: Optional[Mapping[str, Optional[bytes]]] = None) -> None:
     shown = str(path)
     data = read.data
     if format in ("claude-local", "claude-user"):
@@ -267,11 +362,9 @@ def _parse_into(config: Config, read: _Read, path: Path, format: str, environ: O
         if data is None:
             return
         format = "mcpServers"
-    # VS Code's and Cursor's ${workspaceFolder}: the project directory discovery looks at
-    extra = {"workspaceFolder": str(cwd), "workspaceFolderBasename": cwd.name} if cwd is not None else None
     try:
         found = from_mapping(data, source=shown, format=format, environ=environ,
-                             base_dir=str(path.parent), extra=extra, trusted=trusted)
+                             base_dir=str(path.parent), extra=_workspace(cwd), trusted=trusted, env_files=env_files)
     except ConfigError as exc:
         config.problem(shown, str(exc))
         return

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..exceptions import ConfigError
@@ -99,9 +100,21 @@ def _variable(body: str, source: Mapping[str, str], extra: Optional[Mapping[str,
 # -- one entry ------------------------------------------------------------------------------
 
 
+def valid_name(text: str) -> str:
+    """``text`` made a valid server name, for a name the user never chose (derived from a command).
+
+    Each character a name may not hold becomes ``_``; the result is cut to the 100 characters a
+    name may have and never starts or ends with a space; ``"server"`` when nothing is left.
+    A name that is already valid comes back unchanged.
+    """
+    cleaned = re.sub(r"[^\w .@/:+-]", "_", text)[:100].strip(" ")
+    return cleaned if _NAME.fullmatch(cleaned) else "server"
+
+
 def parse_server(name: str, entry: Any, *, source: str = "<dict>", format: str = "mcpServers",
                  environ: Optional[Mapping[str, str]] = None, base_dir: Optional[str] = None,
-                 extra: Optional[Mapping[str, str]] = None, trusted: bool = True) -> ServerConfig:
+                 extra: Optional[Mapping[str, str]] = None, trusted: bool = True,
+                 env_files: Optional[Mapping[str, Optional[bytes]]] = None) -> ServerConfig:
     """Validate one ``mcpServers`` entry and expand its variables.
 
     ``format`` adjusts the few fields other tools spell differently (Gemini's
@@ -109,14 +122,17 @@ def parse_server(name: str, entry: Any, *, source: str = "<dict>", format: str =
     ``cwd`` is taken relative to ``base_dir`` (the config file's folder).
     ``trusted=False`` (an entry of a project file the user has not trusted)
     expands nothing: the environment is never read, the fields stay as written,
-    and the result has ``trusted=False`` so it is never started.
+    and the result has ``trusted=False`` so it is never started. ``env_files``
+    (absolute path -> bytes, None: unreadable) holds ``envFile`` contents already read
+    (and hashed into the trust record): those bytes are used, not the file read again.
 
     Raises:
         ConfigError: the name or entry is invalid, or a variable is unset; the
             text starts ``server "<name>": ``.
     """
     try:
-        server = _parse_entry(name, entry, source, format, environ if trusted else {}, base_dir, extra, trusted)
+        server = _parse_entry(name, entry, source, format, environ if trusted else {}, base_dir, extra, trusted,
+                              env_files)
     except ConfigError as exc:
         raise ConfigError(f'server "{name}": {exc}', server=name, path=source) from None
     server.trusted = trusted
@@ -124,7 +140,8 @@ def parse_server(name: str, entry: Any, *, source: str = "<dict>", format: str =
 
 
 def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optional[Mapping[str, str]],
-                 base_dir: Optional[str], extra: Optional[Mapping[str, str]], expand_all: bool) -> ServerConfig:
+                 base_dir: Optional[str], extra: Optional[Mapping[str, str]], expand_all: bool,
+                 env_files: Optional[Mapping[str, Optional[bytes]]] = None) -> ServerConfig:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(f"invalid server name {name!r}: use 1-100 letters, digits, spaces and _ . - @ / : +")
     if not isinstance(entry, dict):
@@ -144,7 +161,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
         command, args = _command(fields)
         env = {key: text(value, f"env.{key}") for key, value in _string_map(fields, "env").items()}
         if fields.get("envFile") is not None and expand_all:  # VS Code, Cursor; "env" wins over the file
-            env = {**_env_file(text(_text_field(fields, "envFile"), "envFile"), base_dir), **env}
+            env = {**_env_file(text(_text_field(fields, "envFile"), "envFile"), base_dir, env_files), **env}
         cwd = fields.get("cwd")
         if cwd is not None:
             if not isinstance(cwd, str) or not cwd:
@@ -181,16 +198,97 @@ def _text_field(fields: Dict[str, Any], key: str) -> str:
     return value
 
 
-def _env_file(path: str, base_dir: Optional[str]) -> Dict[str, str]:
-    """The ``KEY=VALUE`` lines of a dotenv file (``#`` comments, ``export``, quotes); values are not expanded."""
+#: The largest ``envFile`` of a project file read (a dotenv file is a few lines; a FIFO or
+#: /dev/zero never ends). The user's own config files' envFiles are read as they are.
+ENV_FILE_LIMIT = 1024 * 1024
+
+
+def env_file_path(path: str, base_dir: Optional[str]) -> str:
+    """Where an ``envFile`` value points: ``~`` expanded, relative to ``base_dir`` (the config file's folder)."""
     path = os.path.expanduser(path)
     if base_dir is not None and not os.path.isabs(path):
         path = os.path.normpath(os.path.join(base_dir, path))
+    return path
+
+
+def read_env_file(path: str) -> Optional[bytes]:
+    """The bytes of a regular file of at most :data:`ENV_FILE_LIMIT` bytes; None when it is
+    missing, unreadable, not a regular file or larger (it is never waited on: no FIFO blocks)."""
     try:
-        with open(path, encoding="utf-8-sig") as stream:
-            lines = stream.read().splitlines()
-    except OSError as exc:
-        raise ConfigError(f'"envFile" {path}: cannot read it ({getattr(exc, "strerror", None) or exc})') from None
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a device is never even opened
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: List[bytes] = []
+        size = 0
+        while size <= ENV_FILE_LIMIT:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+        return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def env_file_paths(data: Any, *, format: str = "mcpServers", environ: Optional[Mapping[str, str]] = None,
+                   base_dir: Optional[str] = None, extra: Optional[Mapping[str, str]] = None) -> List[str]:
+    """The absolute path of every ``envFile`` the enabled entries of a config dict name, expanded as a
+    trusted read would expand it (entries that do not parse, or whose path does not expand, name none).
+
+    What the trust record hashes besides the file: these files' bytes fill variables too.
+    """
+    environ = os.environ if environ is None else environ
+    try:
+        servers = _servers_map(data, format, "<trust>")
+    except ConfigError:
+        return []
+    found: List[str] = []
+    for entry in servers.values():
+        if not isinstance(entry, dict):
+            continue
+        try:
+            fields = _normalise(entry, format, environ)
+            if not (_flag(fields, "enabled", True) and not _flag(fields, "disabled", False)):
+                continue
+            if fields.get("envFile") is None:
+                continue
+            written = _text_field(fields, "envFile")
+            path = env_file_path(expand(written, environ, extra, where="envFile"), base_dir)
+        except ConfigError:
+            continue
+        if path not in found:
+            found.append(path)
+    return found
+
+
+def _env_file(path: str, base_dir: Optional[str],
+              env_files: Optional[Mapping[str, Optional[bytes]]] = None) -> Dict[str, str]:
+    """The ``KEY=VALUE`` lines of a dotenv file (``#`` comments, ``export``, quotes); values are not expanded."""
+    path = env_file_path(path, base_dir)
+    if env_files is not None and path in env_files:  # a project file's: the bytes hashed into its trust
+        data = env_files[path]
+        if data is None:
+            raise ConfigError(f'"envFile" {path}: cannot read it (missing, unreadable, not a regular file, '
+                              f"or over {ENV_FILE_LIMIT} bytes)")
+    else:  # the user's own config: read as it is (a FIFO a secret manager serves included)
+        try:
+            with open(path, "rb") as stream:
+                data = stream.read()
+        except OSError as exc:
+            raise ConfigError(f'"envFile" {path}: cannot read it ({getattr(exc, "strerror", None) or exc})') from None
+    try:
+        lines = data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError:
+        raise ConfigError(f'"envFile" {path}: not UTF-8 text') from None
     found: Dict[str, str] = {}
     for number, line in enumerate(lines, 1):
         line = line.strip()
@@ -432,10 +530,12 @@ def _json_type(value: Any) -> str:
 
 def from_mapping(data: Mapping[str, Any], *, source: str = "<dict>", format: str = "mcpServers",
                  environ: Optional[Mapping[str, str]] = None, base_dir: Optional[str] = None,
-                 extra: Optional[Mapping[str, str]] = None, trusted: bool = True) -> Config:
+                 extra: Optional[Mapping[str, str]] = None, trusted: bool = True,
+                 env_files: Optional[Mapping[str, Optional[bytes]]] = None) -> Config:
     """Parse a config dict: ``{"mcpServers": {...}}``, ``{"servers": {...}}`` or a bare name map.
 
-    ``trusted=False`` reads every entry without expanding it (see :func:`parse_server`).
+    ``trusted=False`` reads every entry without expanding it, and ``env_files`` gives
+    ``envFile`` contents already read (see :func:`parse_server`).
 
     Raises:
         ConfigError: ``data`` is not shaped like a config (the servers map is not an object).
@@ -445,7 +545,7 @@ def from_mapping(data: Mapping[str, Any], *, source: str = "<dict>", format: str
     for name, entry in servers.items():
         try:
             config.add(parse_server(name, entry, source=source, format=format, environ=environ,
-                                    base_dir=base_dir, extra=extra, trusted=trusted), name)
+                                    base_dir=base_dir, extra=extra, trusted=trusted, env_files=env_files), name)
         except ConfigError as exc:
             log.warning("%s", exc)
             config.add(exc, name)

@@ -3,9 +3,18 @@
 A project file (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json`` ... inside the
 directory discovery looks at) comes with whatever repository was cloned there, so its
 servers are not started, and its ``${VAR}`` s are not expanded, until the user trusts it.
-Trust is recorded per file: its absolute path and the SHA-256 of its bytes, in one small
-JSON file in the user's config directory (:func:`trust_file`), so any change to the file
-asks again. The record is written atomically and readable by its owner only.
+Trust is recorded per file, keyed by everything that fills its variables (a :class:`TrustKey`):
+the file's absolute path as discovery found it (symlinks NOT resolved: ``${workspaceFolder}``,
+a relative ``cwd`` and a relative ``envFile`` are taken from that place), the project
+directory it was found in, the file it resolves to, the SHA-256 of its bytes and the
+SHA-256 of every ``envFile`` its entries name. Any change to one of these asks again; a
+record made for one place never trusts a file reached by a symlink from another. The
+record is one small JSON file in the user's config directory (:func:`trust_file`),
+written atomically and readable by its owner only.
+
+Records written by mcpsync before this format (version 1: keyed by the resolved path and
+the file's hash alone) are kept in the file but trust nothing: each such file is asked
+about again once, and the answer is recorded in the new format.
 
 Thread and process safety: every function may be called from any thread; a write
 re-reads the record just before replacing it, so two processes trusting different
@@ -18,20 +27,23 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, TextIO, Union
 
+from .._private import private_directory, trustworthy_directory
 from .._terminal import shown
-from ..exceptions import ConfigError
+from ..exceptions import ConfigError, UnsafeDirectory
 from ._model import ServerConfig
+from ._parse import read_env_file
 
 log = logging.getLogger("mcpsync.config")
 
 TRUST_FILE_NAME = "trusted-projects.json"
-_VERSION = 1
+_VERSION = 2
 
 
 def user_config_dir() -> Path:
@@ -55,55 +67,115 @@ def content_hash(data: bytes) -> str:
 
 
 def record_key(path: Union[str, "os.PathLike[str]"]) -> str:
-    """The key of a file in the record: its absolute path with symlinks resolved."""
+    """The file a path resolves to (absolute, symlinks resolved): how a project file is matched to
+    the user's own file of the same place; NOT the key of the trust record (see :class:`TrustKey`)."""
     return os.path.realpath(os.path.abspath(os.fspath(path)))
+
+
+def place_key(path: Union[str, "os.PathLike[str]"]) -> str:
+    """The key of a file in the trust record: its absolute path, symlinks left as they are."""
+    return os.path.abspath(os.fspath(path))
+
+
+class TrustKey(NamedTuple):
+    """Everything a trust record must match for a project file to be trusted.
+
+    Attributes:
+        path: the file's absolute path as discovery found it (symlinks not resolved).
+        project: the absolute project directory (``${workspaceFolder}``).
+        target: the file the path resolves to now (symlinks resolved).
+        sha256: the SHA-256 of the file's bytes.
+        env_files: every ``envFile`` its entries name (absolute path) -> the SHA-256 of its
+            bytes, or None when it could not be read (missing, not a regular file, too large).
+    """
+
+    path: str
+    project: str
+    target: str
+    sha256: str
+    env_files: Dict[str, Optional[str]]
+
+    @property
+    def escapes(self) -> bool:
+        """Whether the file resolves outside the project directory (it, or a folder on its way, is a
+        symlink pointing elsewhere)."""
+        return not _within(self.target, os.path.realpath(self.project))
+
+
+def _within(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 def trusted_projects() -> Dict[str, str]:
     """Every trusted file in the record: absolute path -> SHA-256 of the content that was trusted.
 
     A missing record is empty; an unreadable or malformed one is logged and read as empty
-    (nothing is trusted), and is moved aside before the next write.
+    (nothing is trusted), and is moved aside before the next write. Records of the
+    older format (which trust nothing any more, see the module text) are not listed.
     """
     projects = _read(trust_file()) or {}
-    return {path: entry["sha256"] for path, entry in projects.items()
-            if isinstance(entry, dict) and isinstance(entry.get("sha256"), str)}
+    return {path: entry["sha256"] for path, entry in projects.items() if _current(entry)}
 
 
-def is_trusted(path: Union[str, "os.PathLike[str]"], digest: str) -> bool:
-    """Whether the record trusts the file at ``path`` with exactly this content hash."""
-    return trusted_projects().get(record_key(path)) == digest
+def trusted_records() -> Dict[str, TrustKey]:
+    """Every trusted file in the record, with everything it was trusted for (path -> key)."""
+    projects = _read(trust_file()) or {}
+    return {path: _as_key(path, entry) for path, entry in projects.items() if _current(entry)}
 
 
-def record_trust(path: Union[str, "os.PathLike[str]"], digest: str) -> None:
-    """Trust the file at ``path`` with content hash ``digest`` (replacing an older record of it).
+def _current(entry: Any) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and isinstance(entry.get("project"), str)
+            and isinstance(entry.get("target"), str) and isinstance(entry.get("env_files"), dict))
+
+
+def _as_key(path: str, entry: Dict[str, Any]) -> TrustKey:
+    env_files = {str(k): (v if isinstance(v, str) else None) for k, v in entry["env_files"].items()}
+    return TrustKey(path, entry["project"], entry["target"], entry["sha256"], env_files)
+
+
+def has_record(path: Union[str, "os.PathLike[str]"]) -> bool:
+    """Whether the record holds an entry (of the current format) for the file at this place."""
+    projects = _read(trust_file()) or {}
+    return _current(projects.get(place_key(path)))
+
+
+def record_state(key: TrustKey) -> str:
+    """How a recorded file stands now: "trusted" (as recorded), "changed" (its bytes or an envFile's
+    differ), "moved" (its path now resolves to another file) or "missing" (it cannot be read)."""
+    try:
+        data = Path(key.path).read_bytes()
+    except OSError:
+        return "missing"
+    if record_key(key.path) != key.target:
+        return "moved"
+    if content_hash(data) != key.sha256:
+        return "changed"
+    for name, digest in key.env_files.items():
+        now = read_env_file(name)
+        if (None if now is None else content_hash(now)) != digest:
+            return "changed"
+    return "trusted"
+
+
+def is_trusted(key: TrustKey) -> bool:
+    """Whether the record trusts this file, in this place and project, with exactly these contents."""
+    projects = _read(trust_file()) or {}
+    entry = projects.get(key.path)
+    return isinstance(entry, dict) and _current(entry) and _as_key(key.path, entry) == key
+
+
+def record_trust(key: TrustKey) -> None:
+    """Trust the file named by ``key`` as described there (replacing an older record of its path).
 
     Raises:
         ConfigError: the record cannot be written (the text says where and why).
     """
     def trust(projects: Dict[str, Any]) -> None:
-        projects[record_key(path)] = {"sha256": digest, "trusted_at": time.time()}
+        projects[key.path] = {"sha256": key.sha256, "project": key.project, "target": key.target,
+                              "env_files": dict(key.env_files), "trusted_at": time.time()}
 
     _update(trust)
-    log.info("Trusted project config %s (recorded in %s)", record_key(path), trust_file())
-
-
-def trust_project_file(path: Union[str, "os.PathLike[str]"]) -> str:
-    """Trust a project config file as it is now; returns the content hash recorded.
-
-    Review the file first: its servers will be started, with their ``${VAR}`` s
-    expanded from your environment. Any later change to it needs trusting again.
-
-    Raises:
-        ConfigError: the file cannot be read, or the record cannot be written.
-    """
-    try:
-        data = Path(os.fspath(path)).read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot trust {path}: {exc.strerror or exc}", path=str(path)) from None
-    digest = content_hash(data)
-    record_trust(path, digest)
-    return digest
+    log.info("Trusted project config %s (recorded in %s)", key.path, trust_file())
 
 
 def revoke_trust(path: Union[str, "os.PathLike[str]", None] = None) -> int:
@@ -115,7 +187,10 @@ def revoke_trust(path: Union[str, "os.PathLike[str]", None] = None) -> int:
     removed: List[str] = []
 
     def forget(projects: Dict[str, Any]) -> None:
-        keys = list(projects) if path is None else [k for k in (record_key(path),) if k in projects]
+        if path is None:
+            keys = list(projects)
+        else:  # record_key: a record of the older format
+            keys = [k for k in dict.fromkeys((place_key(path), record_key(path))) if k in projects]
         for key in keys:
             del projects[key]
             removed.append(key)
@@ -200,12 +275,18 @@ def _is_terminal(stream: Any) -> bool:
 def _read(path: Path) -> Optional[Dict[str, Any]]:
     """The record's projects map; {} when there is no record, None when it cannot be read or parsed."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as stream:
+            problem = _forgeable(path, os.fstat(stream.fileno()))
+            text = stream.read().decode("utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         log.warning("Cannot read the project trust record %s (%s); no project file is trusted",
                     path, getattr(exc, "strerror", None) or exc)
+        return None
+    if problem is not None:
+        log.warning("The project trust record %s %s, so anyone could have written it; no project file is "
+                    "trusted (check it, then make its directory private: chmod 700 %s)", path, problem, path.parent)
         return None
     try:
         data = json.loads(text)
@@ -218,11 +299,24 @@ def _read(path: Path) -> Optional[Dict[str, Any]]:
     return projects
 
 
+def _forgeable(path: Path, info: "os.stat_result") -> Optional[str]:
+    """Why someone else could have written the record (it, or its directory, is not the user's alone)."""
+    if os.name != "posix":
+        return None
+    if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "is not yours alone"
+    try:
+        trustworthy_directory(path.parent, what="the project trust record's directory")
+    except UnsafeDirectory as exc:
+        return f"is in a directory that {exc.problem}"
+    return None
+
+
 def _update(change: Callable[[Dict[str, Any]], None]) -> None:
     """Read the record, apply ``change(projects)`` and write it back atomically (mode 0600)."""
     path = trust_file()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_directory(path.parent, what="the project trust record's directory", tighten=True)
         projects = _read(path)
         if projects is None:  # keep what did not parse (a newer format, say) rather than overwrite it
             aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
@@ -232,6 +326,8 @@ def _update(change: Callable[[Dict[str, Any]], None]) -> None:
         change(projects)
         data = json.dumps({"version": _VERSION, "projects": projects}, indent=2, sort_keys=True)
         _write_atomically(path, data.encode("utf-8"))
+    except UnsafeDirectory as exc:
+        raise ConfigError(f"cannot write the project trust record {path}: {exc}", path=str(path)) from exc
     except OSError as exc:
         raise ConfigError(f"cannot write the project trust record {path}: {exc.strerror or exc}",
                           path=str(path)) from None
@@ -254,5 +350,5 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-__all__ = ["ask", "content_hash", "describe", "is_trusted", "record_trust", "revoke_trust", "trust_file",
-           "trust_project_file", "trusted_projects", "user_config_dir"]
+__all__ = ["TrustKey", "ask", "content_hash", "describe", "is_trusted", "has_record", "place_key", "record_state", "record_trust", "revoke_trust",
+           "trust_file", "trusted_projects", "trusted_records", "user_config_dir"]

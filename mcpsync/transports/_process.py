@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, Any, Dict, List, Mapping, Optional
+from typing import IO, Any, Dict, List, Mapping, Optional, Tuple
 
 from .. import _fork
 from . import _watchdog
@@ -78,7 +78,8 @@ def spawn(argv: List[str], env: Dict[str, str], cwd: Optional[str],
         env=env, cwd=cwd, close_fds=True, **kwargs,  # type: ignore[call-overload]
     )
     if watchdog_wanted():
-        WATCHDOG.guard(proc.pid, grace)
+        # Read now, while the server is our unreaped child: its number is surely still its own.
+        WATCHDOG.guard(proc.pid, grace, _watchdog.leader_start(proc.pid))
     return proc
 
 
@@ -200,7 +201,7 @@ class Watchdog:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._proc: "Optional[subprocess.Popen[bytes]]" = None
-        self._groups: Dict[int, float] = {}
+        self._groups: Dict[int, Tuple[float, Optional[str]]] = {}  # pgid -> (grace, the leader's start)
         self._owner = os.getpid()
         self._busy = False
         self._later: List[int] = []
@@ -216,13 +217,17 @@ class Watchdog:
         """The process groups guarded now."""
         return sorted(self._groups) if self._owner == os.getpid() else []
 
-    def guard(self, pgid: int, grace: float) -> None:
-        """Guard ``pgid``: should this process die, the watchdog ends the group."""
+    def guard(self, pgid: int, grace: float, leader_started: Optional[str] = None) -> None:
+        """Guard ``pgid``: should this process die, the watchdog ends the group.
+
+        ``leader_started`` is when the group's leader started (:func:`._watchdog.leader_start`,
+        read right after it was started); without it the watchdog never signals the group.
+        """
         with self._mine():
             self._busy = True
             try:
-                self._groups[pgid] = grace
-                self._send(f"+ {pgid} {grace:.3f}\n")
+                self._groups[pgid] = (grace, leader_started)
+                self._send(_guard_line(pgid, grace, leader_started))
                 self._catch_up()
             finally:
                 self._busy = False
@@ -286,7 +291,8 @@ class Watchdog:
                 proc = self._start()
                 if proc is None:
                     return
-                line = "".join([f"+ {pgid} {grace:.3f}\n" for pgid, grace in list(self._groups.items())])
+                line = "".join([_guard_line(pgid, grace, started)
+                                for pgid, (grace, started) in list(self._groups.items())])
             assert proc.stdin is not None
             try:
                 data = line.encode("ascii")
@@ -350,6 +356,11 @@ class Watchdog:
             proc.kill()
             proc.wait()
         close_copy(proc.stdout)
+
+
+def _guard_line(pgid: int, grace: float, leader_started: Optional[str]) -> str:
+    """The watchdog's ``+`` line; "?" for an unknown start (the watchdog then never signals the group)."""
+    return f"+ {pgid} {grace:.3f} {leader_started or '?'}\n"
 
 
 def _group_exists(pgid: int) -> bool:

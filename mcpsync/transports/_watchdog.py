@@ -12,13 +12,22 @@ then ends each group still guarded the way ``close()`` would: it gives the serve
 period to exit by itself, then sends SIGTERM to the group, waits again, and sends SIGKILL.
 With no group left to guard, the client closes the pipe and the watchdog exits at once.
 
-The lines on stdin: ``+ PGID GRACE`` guards a group, ``- PGID`` forgets it. SIGTERM and
+The lines on stdin: ``+ PGID GRACE START`` guards a group, ``- PGID`` forgets it. START is
+when the group's leader (the server, whose pid is the group's number) started, as
+``/proc/PID/stat`` gives it: the client reads it right after starting the server, while the
+server is its unreaped child, so its number cannot yet belong to anyone else. SIGTERM and
 SIGHUP to the watchdog end its groups at once, as end of file does.
 
-So that it never signals a group whose number was reused after the server's group ended,
-the watchdog checks its groups every few seconds, forgets those that have ended, and
-remembers when each group's leader started (a process with that number that started at
-another time is not the server).
+The watchdog never signals a group whose leader it could not identify (:meth:`Guarded.identified`):
+the process under the group's number must have started at START; or, once the leader has
+exited and its children linger in the group, the watchdog must itself have seen the leader
+running with that start time, and the group alive at every check since (every
+:data:`PRUNE_EVERY` seconds it forgets groups that have ended, and groups whose number now
+belongs to another process). A line without START, or a START that does not match what runs
+under the number when the line arrives, guards nothing that will ever be signalled. The one
+case left: within one check interval the whole group ends, its number is taken by a new
+process that makes it a group and exits leaving others in it, and then the client dies; the
+kernel hands out numbers in order, so that needs the process numbers to wrap round in seconds.
 
 This module imports only the standard library: it runs as a script, outside the package,
 and the transport's process code uses its ``/proc`` readers.
@@ -91,33 +100,65 @@ def _killpg(pgid: int, sig: int) -> bool:
         return False
 
 
-class Guarded:
-    """One server's group, with what the watchdog needs to end it safely."""
+def leader_start(pid: int) -> Optional[str]:
+    """When ``pid`` started, also while it is a zombie (the client's unreaped child): what the
+    client sends as START. None where there is no ``/proc`` or no such process."""
+    fields = _stat(pid)
+    if fields is None or len(fields) < 20:
+        return None
+    return fields[19]
 
-    def __init__(self, pgid: int, grace: float) -> None:
+
+class Guarded:
+    """One server's group, with what the watchdog needs to end it safely.
+
+    ``leader_started`` is the leader's start time as the client read it (None: unknown, so the
+    group is never signalled). ``seen`` says whether the watchdog has itself seen that leader
+    running; it is checked when the group is guarded and at every prune.
+    """
+
+    def __init__(self, pgid: int, grace: float, leader_started: Optional[str] = None) -> None:
         self.pgid = pgid
         self.grace = grace
-        self.leader_started = started_at(pgid)
+        self.leader_started = leader_started
+        self.seen = False
+        self.check()
+
+    def check(self) -> bool:
+        """Look at the process under the group's number; False if it is not the leader (the number
+        was taken by another process, so the group is no longer ours)."""
+        now = started_at(self.pgid)
+        if now is None:
+            return True  # the leader has exited (its group may live on) or the group has ended
+        if self.leader_started is not None and now == self.leader_started:
+            self.seen = True
+            return True
+        return False
 
     def leader_running(self) -> bool:
         """Whether the server itself (not a process that reused its number) still runs."""
         now = started_at(self.pgid)
         return now is not None and now == self.leader_started
 
-    def reused(self) -> bool:
-        """Whether another process now runs under the leader's number (so the group is not ours)."""
+    def identified(self) -> bool:
+        """Whether the group may be signalled: its leader runs with the recorded start time, or the
+        watchdog saw it so and the group has lived on since (see the module text)."""
+        if self.leader_started is None:
+            return False
         now = started_at(self.pgid)
-        return now is not None and self.leader_started is not None and now != self.leader_started
+        if now is not None:
+            return now == self.leader_started
+        return self.seen
 
 
 def apply(groups: Dict[int, Guarded], line: bytes) -> None:
     """Take one line of the protocol; a malformed one is ignored."""
     words = line.split()
     try:
-        if len(words) == 3 and words[0] == b"+":
+        if len(words) == 4 and words[0] == b"+" and words[3].isdigit():
             pgid = int(words[1])
             if pgid > 1:
-                groups[pgid] = Guarded(pgid, max(0.0, float(words[2])))
+                groups[pgid] = Guarded(pgid, max(0.0, float(words[2])), words[3].decode("ascii"))
         elif len(words) == 2 and words[0] == b"-":
             groups.pop(int(words[1]), None)
     except ValueError:
@@ -125,9 +166,10 @@ def apply(groups: Dict[int, Guarded], line: bytes) -> None:
 
 
 def prune(groups: Dict[int, Guarded]) -> None:
-    """Forget the groups that have ended (one signal-0 probe each)."""
-    for pgid in list(groups):
-        if not _killpg(pgid, 0):
+    """Forget the groups that have ended (one signal-0 probe each), and those whose number another
+    process now has (they are no longer ours)."""
+    for pgid, guarded in list(groups.items()):
+        if not _killpg(pgid, 0) or not guarded.check():
             del groups[pgid]
 
 
@@ -135,7 +177,7 @@ def end_groups(groups: List[Guarded], poll: float = _POLL) -> None:
     """End every group: its grace for the server to exit, SIGTERM to the group, grace, SIGKILL."""
     stages: Dict[int, Tuple[int, float]] = {}  # pgid -> (0 waiting, 1 SIGTERM sent, 2 SIGKILL sent; since)
     start = time.monotonic()
-    pending = [g for g in groups if not g.reused()]
+    pending = [g for g in groups if g.identified()]  # never a group whose leader is not known
     for guarded in pending:
         stages[guarded.pgid] = (0, start)
     while pending:
@@ -150,11 +192,11 @@ def end_groups(groups: List[Guarded], poll: float = _POLL) -> None:
                 continue
             waited = now - since
             if stage == 0 and (waited >= guarded.grace or not guarded.leader_running()):
-                if not guarded.reused():
+                if guarded.identified():
                     _killpg(guarded.pgid, signal.SIGTERM)
                 stages[guarded.pgid] = (1, now)
             elif stage == 1 and waited >= guarded.grace:
-                if not guarded.reused():
+                if guarded.identified():
                     _killpg(guarded.pgid, signal.SIGKILL)
                 stages[guarded.pgid] = (2, now)
             elif stage == 2 and waited >= max(guarded.grace, 1.0):
