@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
 
 from . import _fork, _lifecycle, capabilities
@@ -15,6 +16,7 @@ from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session import era as _era
 from ._session import mrtr as _mrtr
+from ._session import telemetry as _telemetry
 from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
 from ._session.session import call_options
 from ._session.skills import SkillRef
@@ -81,6 +83,10 @@ class Client:
         send_baggage: also send the calling thread's OpenTelemetry baggage in each request's
             ``_meta`` (off by default: baggage is the application's own data, and the server
             a third party; the trace context, ``traceparent`` and ``tracestate``, is always sent).
+        telemetry: with an OpenTelemetry tracer or meter provider set by the application, each
+            request and notification is a span and ``mcp.client.operation.duration`` is recorded,
+            as the semantic conventions for MCP say (see ``docs/telemetry.md``); False turns both
+            off for this client (the caller's own trace context still goes into ``_meta``).
         after_fork: a forked child's first call opens a new connection (``"reconnect"``) or raises
             ForkedError (``"raise"``), never touching the parent's; see ``docs/deploying.md``.
 
@@ -115,6 +121,7 @@ class Client:
         timeout: Optional[float] = None,
         after_fork: str = "reconnect",
         send_baggage: bool = False,
+        telemetry: bool = True,
     ) -> None:
         if timeout is not None:
             transport.timeout = timeout
@@ -131,6 +138,7 @@ class Client:
         self.client_info: Dict[str, Any] = {"name": "mcpsync", "version": __version__, **(client_info or {})}
         self.send_client_info = send_client_info
         self.send_baggage = send_baggage
+        self.telemetry = telemetry
         self.tasks = tasks
         self.max_input_rounds = max_input_rounds
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
@@ -257,6 +265,7 @@ class Client:
             if session.ready:
                 return self
             budget = timeout if timeout is not None else session.transport.timeout
+            session.connect_started = time.monotonic()
             deadline = self._handshake.connect(session, self._inbound.attach, self.protocol, self.probe_timeout,
                                                Deadline.after(budget), budget)  # moved on past a login
             session.settle(connected=True)
@@ -266,10 +275,19 @@ class Client:
         return self
 
     def close(self) -> None:
-        """Close the connection (and end a stdio server). Idempotent; safe from any thread."""
-        self._session.closed = True
+        """Close the connection (and end a stdio server). Idempotent; safe from any thread.
+
+        A client that connected records ``mcp.client.session.duration`` (when an OpenTelemetry
+        meter provider is set), once; with an ``error.type`` when the connection was already lost.
+        """
+        session = self._session
+        lost = session.ready and not session.closed and not self.transport.connected
+        session.closed = True
         self._subs.close()
         self.transport.close()
+        started, session.connect_started = session.connect_started, None
+        if started is not None and session.ready:
+            _telemetry.session_ended(session, time.monotonic() - started, lost)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler(params)`` for every ``method`` notification (``"*"`` for all).
@@ -306,7 +324,7 @@ class Client:
     def send_roots_list_changed(self) -> None:
         """Tell a legacy server the roots changed (``notifications/roots/list_changed``)."""
         if not self.modern:
-            self.transport.notify("notifications/roots/list_changed")
+            _telemetry.notify(self._session, "notifications/roots/list_changed")
 
     # -- requests --------------------------------------------------------------------
 

@@ -60,7 +60,7 @@ __all__ = ["main"]
 DEFAULT_TIMEOUT = 30.0
 
 
-COMMANDS = ("servers", "tools", "call", "resources", "read", "prompts", "prompt", "skills", "skill", "trust")
+COMMANDS = ("servers", "tools", "call", "resources", "read", "prompts", "prompt", "skills", "skill", "trust", "replay")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -155,6 +155,11 @@ def _parser() -> argparse.ArgumentParser:
                                                                 "or forget them (--revoke)")
     trust.add_argument("--revoke", nargs="*", metavar="FILE", default=argparse.SUPPRESS,
                        help="forget the trust in FILE (default: this directory's project files)")
+    replay = commands.add_parser("replay", parents=[common],
+                                 help="serve a recorded cassette as a stdio MCP server (for testing other clients)")
+    replay.add_argument("cassette", metavar="CASSETTE", help="a cassette file (see use_cassette)")
+    replay.add_argument("--connection", type=int, default=0, metavar="N",
+                        help="which recorded connection to serve, numbered from 0 (default 0)")
     calls.add_parsers(commands, common)
     skills_cli.add_parsers(commands, common)
     return parser
@@ -169,6 +174,12 @@ def _version_text() -> str:
 def _run(args: argparse.Namespace, target: List[str]) -> int:
     from ..manager import Manager
 
+    if args.command == "replay":
+        if target:
+            raise out.UsageError("'replay' takes no server command")
+        from .._cassettes._serve import serve
+
+        return serve(args.cassette, args.connection)
     if args.command == "trust":
         if target:
             raise out.UsageError("'trust' takes no server command")

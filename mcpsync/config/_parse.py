@@ -458,7 +458,8 @@ _SECONDS = (("startup_timeout", ("startup_timeout", "startup_timeout_sec"), ("st
 
 
 def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
-    """The manager's keys of one entry: tool filters, startup and tool timeouts, required, max_output."""
+    """The manager's keys of one entry: tool filters, startup and tool timeouts, required, max_output,
+    telemetry."""
     keys: Dict[str, Any] = {}
     for key, spellings in _TOOL_LISTS.items():
         for spelling in spellings:
@@ -471,6 +472,7 @@ def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
                 keys[key] = _seconds(fields[spelling], spelling, scale)
                 break
     keys["required"] = _flag(fields, "required", False)
+    keys["telemetry"] = _flag(fields, "telemetry", True)
     for spelling in ("max_output", "maxOutput", "max_output_bytes"):
         if spelling in fields:
             value = fields[spelling]

@@ -29,7 +29,7 @@ from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.workers import DropReport, join_quietly
-from ..exceptions import ConnectError, ProtocolError, TransportClosed
+from ..exceptions import ConnectError, ConnectionLost, ProtocolError, TransportClosed
 from . import _exit_watch, _process
 from ._pipe_writer import PipeWriter
 from .base import Transport, safe_name, weak_method
@@ -250,7 +250,7 @@ class StdioTransport(Transport):
         if not self._lost_cause:
             return TransportClosed(self._close_message)  # a deliberate close: nothing more to say
         proc = self._proc
-        return TransportClosed(
+        return ConnectionLost(
             self._close_message,
             returncode=proc.returncode if proc is not None else None,
             stderr_tail=list(self._stderr_tail),
