@@ -19,7 +19,7 @@ from .._rpc.options import CallOptions
 from ..exceptions import MCPSyncError
 from ..types import MCPObject, PromptList, ResourceList, Tool, ToolList
 from .listcache import ListCache, credential_of
-from .pagination import paginate
+from .pagination import listing_budget, paginate
 from .session import Session
 from .tools import ToolBook
 
@@ -64,7 +64,8 @@ class Lists:
     def pages(self, method: str, key: str, options: CallOptions) -> Iterator[JSONObject]:
         """The items under ``key`` of every page of ``method``, fetched as they are needed."""
         session = self._session
-        return paginate(lambda params: session.call(method, params, options), method, key)
+        return paginate(lambda params: session.call(method, params, options), method, key,
+                        listing_budget(session.transport))
 
     def cached(self, cache_key: str, method: str, key: str, kind: Type[O], refresh: bool,
                options: CallOptions) -> List[O]:
@@ -87,7 +88,7 @@ class Lists:
                 pages.append((page.get("ttlMs"), page.get("cacheScope")))
             return page
 
-        found = list(paginate(fetch, method, key))
+        found = list(paginate(fetch, method, key, listing_budget(session.transport)))
         if cache_key == "tools":
             found = self.accept_tools(found, complete=True)
         items = [kind.from_dict(item) for item in found]
