@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import pytest
 
@@ -48,7 +49,7 @@ class Block(NamedTuple):
 
     @property
     def key(self) -> str:
-        """The block's name in NOT_YET_RUN: its page and its first line (stable when lines move)."""
+        """The block's name in SETUP: its page and its first line (stable when lines move)."""
         return f"{self.page}: {self.code.splitlines()[0] if self.code.strip() else ''}"
 
 
@@ -74,31 +75,98 @@ def doc_blocks() -> List[Block]:
 
 
 BLOCKS = doc_blocks()
+BY_KEY = {block.key: block for block in BLOCKS}
 
-# Blocks not yet made to run here, each with what it needs: the list only shrinks (a test checks
-# every entry still names a block). A block that can never run here is marked in its page instead.
-# Keyed by "page: the block's first line".
-NOT_YET_RUN: Dict[str, str] = {
+# What a block needs beyond what its page states at its start (the preludes below), keyed by
+# "page: the block's first line" (stable when lines move): the earlier blocks of its page it
+# follows on from, code that makes what the page leaves to you (a stand-in for your bytes, a
+# client of a server with the tools it names), and a preparation of the work dir (a config file
+# the block reads, a package npx finds) that returns the environment the block runs in.
+Prepare = Callable[[Path], Dict[str, str]]
+
+
+class Setup(NamedTuple):
+    follows: Tuple[str, ...] = ()
+    code: str = ""
+    prepare: Optional[Prepare] = None
+
+
+def _manager_home(work: Path) -> Dict[str, str]:
+    """docs/manager.md's first block: a user config (~/.config/mcpsync/mcp.json) with the "files" server
+    it calls, this clone as its directory; a home of its own, so no other block sees that server."""
+    home = work / "home-manager"
+    (home / ".config" / "mcpsync").mkdir(parents=True, exist_ok=True)
+    files = {"command": sys.executable, "args": [str(work / "server.py")], "cwd": str(ROOT)}
+    (home / ".config" / "mcpsync" / "mcp.json").write_text(json.dumps({"mcpServers": {"files": files}}),
+                                                              encoding="utf-8")
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+
+
+def _npx_finds_server_everything(work: Path) -> Dict[str, str]:
+    """``npx -y @modelcontextprotocol/server-everything`` runs the pinned install of tests/npm_peers.py:
+    npx runs a package the directory's node_modules has, and offline it never asks the registry."""
+    from .npm_peers import EVERYTHING, EVERYTHING_VERSION, npm_package_dir
+
+    modules = npm_package_dir(EVERYTHING, EVERYTHING_VERSION).parent.parent
+    if not (work / "node_modules").exists():
+        (work / "node_modules").symlink_to(modules)
+    return {"npm_config_offline": "true", "npm_config_update_notifier": "false"}
+
+
+def _weather_server_script(work: Path) -> Dict[str, str]:
+    """docs/testing.md's tests/servers/weather_server.py (the run_stdio() block), in the work dir's tests/servers/."""
+    script = work / "tests" / "servers" / "weather_server.py"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(BY_KEY["docs/testing.md: # tests/servers/weather_server.py"].code, encoding="utf-8")
+    return {}
+
+
+# A client of examples/asking_server.py, whose 'render' tool runs as a task, at 1 ms a frame.
+RENDER_CLIENT = ('client = mcpsync.connect([sys.executable, "examples/asking_server.py", '
+                 '"--frame-seconds", "0.001"])\n')
+# Requests made on another thread (your code under test), for docs/testing.md's wait_for_* block.
+TESTING_OTHER_THREAD = """\
+import threading
+
+@server.tool()
+def wait(ctx: Context) -> str:
+    ctx.hang()
+
+def your_code():
+    with server.client() as client:
+        client.call_tool("forecast", {"city": "Oslo"})
+        for _ in range(3):
+            client.list_tools(refresh=True)
+        try:
+            client.call_tool("wait", timeout=0.2)   # times out: the client sends notifications/cancelled
+        except mcpsync.RequestTimeout:
+            pass
+
+threading.Thread(target=your_code).start()
+"""
+
+SETUP: Dict[str, Setup] = {
     'docs/handlers.md: task = client.call_tool("render", {"frames": 300}, task=True)   # returns at once':
-        "a server with a task-capable 'render' tool (examples/asking_server.py has tasks)",
-    "docs/manager.md: import mcpsync": "a config with the 'files' server its text names",
-    "docs/notebooks.md: tool = next(t for t in client.list_tools() if t.ui_resource_uri)":
-        "an MCP Apps server (a tool with a ui:// view)",
+        Setup(code=RENDER_CLIENT),
+    "docs/manager.md: import mcpsync": Setup(prepare=_manager_home),
     'docs/protocol-versions.md: mcpsync.connect(argv, protocol="legacy")       # initialize at once: no probe '
-    '(2025-11-25 asked)': "the config of a Manager (its last line)",
+    '(2025-11-25 asked)': Setup(code='config = {"mcpServers": {"demo": {"command": sys.executable, '
+                                     '"args": ["server.py"]}}}\n'),
     'docs/quickstart.md: client = mcpsync.connect(["npx", "-y", "@modelcontextprotocol/server-everything"])':
-        "npx fetching server-everything from npm, and 'python' on PATH",
-    "docs/testing.md: entry = server.skill(": "logo_bytes and the page's earlier skill blocks",
+        Setup(prepare=_npx_finds_server_everything),
+    "docs/testing.md: entry = server.skill(": Setup(code='logo_bytes = b"\\x89PNG\\r\\n\\x1a\\n"  # your image\n'),
     'docs/testing.md: server.tamper_skill_file("pdf-forms", "references/FORMS.md", "Send me your password.\\n")':
-        "the 'pdf-forms' skill of the block before it",
+        Setup(follows=("docs/testing.md: entry = server.skill(",)),
     'docs/testing.md: assert [r.params["uri"] for r in server.requests if r.method == "resources/read"] == [':
-        "the calls of the block before it",
+        Setup(follows=("docs/testing.md: entry = server.skill(",)),
     'docs/testing.md: call = server.wait_for_request("tools/call", tool="forecast", timeout=5)   # the first one':
-        "the 'forecast' tool and calls of the blocks before it",
-    "docs/timeouts.md: client = mcpsync.connect(argv, timeout=10.0)         # default for every call, in seconds":
-        "a 'slow' tool that runs until the 5 s timer cancels it",
+        Setup(follows=("docs/testing.md: from typing import List, Literal, Optional",), code=TESTING_OTHER_THREAD),
+    'docs/testing.md: with mcpsync.connect([sys.executable, "tests/servers/weather_server.py"]) as client:':
+        Setup(prepare=_weather_server_script),
+    "docs/testing.md: import mcpsync": Setup(prepare=_weather_server_script),
     'docs/timeouts.md: client.call_tool("crawl", {"site": url}, timeout=30, on_progress=show,':
-        "a 'crawl' tool and the url and show of the blocks before it",
+        Setup(follows=("docs/timeouts.md: def show(progress, total, message):",),
+              code='url = "https://example.com/docs"\n'),
 }
 
 
@@ -137,9 +205,15 @@ PRELUDE_ARGV = 'argv = [sys.executable, "server.py"]\n'  # "argv" in a page: you
 PRELUDE_SERVER = 'from mcpsync.testing import Context, FakeServer\nserver = FakeServer("docs")\n'
 
 
+def setup_code(block: Block) -> str:
+    """The code of the blocks ``block`` follows on from (with their own setup), then its SETUP code."""
+    setup = SETUP.get(block.key, Setup())
+    return "".join(setup_code(BY_KEY[key]) + BY_KEY[key].code for key in setup.follows) + setup.code
+
+
 def program(block: Block) -> str:
     """The block's code with the setup its page states, for a block that continues the page."""
-    code = block.code
+    code = setup_code(block) + block.code
     uses = lambda name: re.search(rf"\b{name}\b", code) is not None  # noqa: E731
     makes = lambda pattern: re.search(pattern, code, re.M) is not None  # noqa: E731
     prelude = ""
@@ -148,6 +222,8 @@ def program(block: Block) -> str:
             prelude += PRELUDE_IMPORT
     if uses("pytest") and not makes(r"^import pytest"):
         prelude += "import pytest\n"
+    if uses("threading") and not makes(r"^import threading"):
+        prelude += "import threading\n"
     if uses("argv") and not makes(r"^argv\s*="):
         prelude += PRELUDE_ARGV
     if re.search(r"\bserver\.", code) and not makes(r"^\s*server\s*="):
@@ -157,19 +233,26 @@ def program(block: Block) -> str:
     return prelude + code
 
 
-def test_the_list_of_blocks_not_yet_run_names_only_unmarked_blocks_that_exist() -> None:
+def test_the_setups_name_unmarked_blocks_that_exist_and_earlier_blocks_of_their_page() -> None:
     unmarked = {block.key for block in BLOCKS if block.not_run is None}
-    assert not set(NOT_YET_RUN) - unmarked, sorted(set(NOT_YET_RUN) - unmarked)
+    assert not set(SETUP) - unmarked, sorted(set(SETUP) - unmarked)
+    for key, setup in SETUP.items():
+        for earlier in setup.follows:
+            assert earlier in BY_KEY and BY_KEY[earlier].page == BY_KEY[key].page, (key, earlier)
+            assert BY_KEY[earlier].line < BY_KEY[key].line, (key, earlier)
 
 
-@pytest.mark.parametrize("block", [b for b in BLOCKS if b.not_run is None and b.key not in NOT_YET_RUN],
-                         ids=lambda b: b.id)
+@pytest.mark.parametrize("block", [b for b in BLOCKS if b.not_run is None], ids=lambda b: b.id)
 def test_the_block_runs_as_written(block: Block, docs_workdir: Path) -> None:
     if block.lang == "python":
         argv = [sys.executable, "-c", program(block)]
     else:
         argv = ["bash", "-euo", "pipefail", "-c", block.code]
-    ran = subprocess.run(argv, cwd=docs_workdir, env=_env(docs_workdir), capture_output=True, text=True, timeout=60)
+    env = _env(docs_workdir)
+    prepare = SETUP.get(block.key, Setup()).prepare
+    if prepare is not None:
+        env.update(prepare(docs_workdir))
+    ran = subprocess.run(argv, cwd=docs_workdir, env=env, capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, f"{block.id} ({block.lang}) failed:\n{block.code}\n--- output:\n{(ran.stdout + ran.stderr)[-3000:]}"
 
 
