@@ -145,6 +145,24 @@ def your_code():
 threading.Thread(target=your_code).start()
 """
 
+# "Your application", which docs/testing.md's assertion examples test: it shows the forecast for a city.
+MY_APP = """\
+import types
+
+my_app = types.SimpleNamespace(show_weather=lambda client, city: client.call_tool("forecast", {"city": city}).text)
+"""
+# The ``server`` fixture docs/testing.md's notification tests take, as that page describes it: a fake
+# with a tool (so it offers tools with listChanged) and the memo they subscribe to.
+SERVER_FIXTURE = """\
+@pytest.fixture
+def server():
+    with FakeServer("memo") as fake:
+        fake.tool(name="search")(lambda q: [q])
+        fake.resource("memo://today")(lambda: "Buy milk.")
+        yield fake
+"""
+TESTING_TOOLS = "docs/testing.md: from typing import List, Literal, Optional"
+
 SETUP: Dict[str, Setup] = {
     'docs/handlers.md: task = client.call_tool("render", {"frames": 300}, task=True)   # returns at once':
         Setup(code=RENDER_CLIENT),
@@ -160,7 +178,11 @@ SETUP: Dict[str, Setup] = {
     'docs/testing.md: assert [r.params["uri"] for r in server.requests if r.method == "resources/read"] == [':
         Setup(follows=("docs/testing.md: entry = server.skill(",)),
     'docs/testing.md: call = server.wait_for_request("tools/call", tool="forecast", timeout=5)   # the first one':
-        Setup(follows=("docs/testing.md: from typing import List, Literal, Optional",), code=TESTING_OTHER_THREAD),
+        Setup(follows=(TESTING_TOOLS,), code=TESTING_OTHER_THREAD),
+    "docs/testing.md: def test_asks_for_oslo(fake_mcp_server):": Setup(follows=(TESTING_TOOLS,), code=MY_APP),
+    "docs/testing.md: import unittest": Setup(follows=(TESTING_TOOLS,), code=MY_APP),
+    "docs/testing.md: def test_my_code_refetches_when_the_tools_change(server):":
+        Setup(code="from mcpsync.testing import FakeServer\n\n" + SERVER_FIXTURE),
     'docs/testing.md: with mcpsync.connect([sys.executable, "tests/servers/weather_server.py"]) as client:':
         Setup(prepare=_weather_server_script),
     "docs/testing.md: import mcpsync": Setup(prepare=_weather_server_script),
@@ -211,6 +233,9 @@ def setup_code(block: Block) -> str:
     return "".join(setup_code(BY_KEY[key]) + BY_KEY[key].code for key in setup.follows) + setup.code
 
 
+TESTS = re.compile(r"^(def test_|class \w+\(.*TestCase\):)", re.M)
+
+
 def program(block: Block) -> str:
     """The block's code with the setup its page states, for a block that continues the page."""
     code = setup_code(block) + block.code
@@ -220,13 +245,12 @@ def program(block: Block) -> str:
     if uses("mcpsync") or uses("os") or uses("argv") or uses("client"):
         if not (makes(r"^import mcpsync") and makes(r"^import os") and makes(r"^import sys")):
             prelude += PRELUDE_IMPORT
-    if uses("pytest") and not makes(r"^import pytest"):
-        prelude += "import pytest\n"
-    if uses("threading") and not makes(r"^import threading"):
-        prelude += "import threading\n"
+    for module in ("pytest", "queue", "threading"):
+        if uses(module) and not makes(rf"^import {module}"):
+            prelude += f"import {module}\n"
     if uses("argv") and not makes(r"^argv\s*="):
         prelude += PRELUDE_ARGV
-    if re.search(r"\bserver\.", code) and not makes(r"^\s*server\s*="):
+    if re.search(r"\bserver\.", code) and not makes(r"^(\s*server\s*=|def server\()"):
         prelude += PRELUDE_SERVER
     if re.search(r"\bclient\.", code) and not makes(r"^\s*(with .* as client|client\s*=)"):
         prelude += PRELUDE_CLIENT
@@ -244,7 +268,14 @@ def test_the_setups_name_unmarked_blocks_that_exist_and_earlier_blocks_of_their_
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.not_run is None], ids=lambda b: b.id)
 def test_the_block_runs_as_written(block: Block, docs_workdir: Path) -> None:
-    if block.lang == "python":
+    if block.lang == "python" and TESTS.search(block.code) and "unittest.main()" not in block.code:
+        # a block of tests runs under pytest (and passes: exit status 5 means no test ran)
+        script = docs_workdir / ("test_" + re.sub(r"\W", "_", block.id) + ".py")
+        script.write_text(program(block), encoding="utf-8")
+        # (without this environment's plugins the blocks do not use: they double pytest's start-up)
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                "-p", "no:benchmark", "-p", "no:anyio", script.name]
+    elif block.lang == "python":
         argv = [sys.executable, "-c", program(block)]
     else:
         argv = ["bash", "-euo", "pipefail", "-c", block.code]
