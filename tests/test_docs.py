@@ -9,8 +9,9 @@ import re
 import shutil
 import subprocess
 import sys
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import pytest
 
@@ -89,6 +90,22 @@ class Setup(NamedTuple):
     follows: Tuple[str, ...] = ()
     code: str = ""
     prepare: Optional[Prepare] = None
+    peer: Tuple[str, ...] = ()  # a server the block is given: started with this argv (from the clone),
+    #                             it prints its URL, which the block gets as its argument (sys.argv[1])
+
+
+@contextmanager
+def _peer(argv: Tuple[str, ...]) -> Iterator[str]:
+    """Run ``argv`` from the clone while the block runs; yield the URL it prints first."""
+    process = subprocess.Popen([sys.executable, *argv], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http"), f"{argv} printed no URL"
+        yield url
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
 
 
 def _manager_home(work: Path) -> Dict[str, str]:
@@ -186,6 +203,8 @@ SETUP: Dict[str, Setup] = {
     'docs/testing.md: with mcpsync.connect([sys.executable, "tests/servers/weather_server.py"]) as client:':
         Setup(prepare=_weather_server_script),
     "docs/testing.md: import mcpsync": Setup(prepare=_weather_server_script),
+    "docs/skills.md: import sys": Setup(peer=("tests/servers/skills_http.py",)),
+    "docs/skills.md: try:": Setup(code="client = mcpsync.connect(sys.argv[1])\n", peer=("tests/servers/skills_http.py",)),
     'docs/timeouts.md: client.call_tool("crawl", {"site": url}, timeout=30, on_progress=show,':
         Setup(follows=("docs/timeouts.md: def show(progress, total, message):",),
               code='url = "https://example.com/docs"\n'),
@@ -280,10 +299,13 @@ def test_the_block_runs_as_written(block: Block, docs_workdir: Path) -> None:
     else:
         argv = ["bash", "-euo", "pipefail", "-c", block.code]
     env = _env(docs_workdir)
-    prepare = SETUP.get(block.key, Setup()).prepare
-    if prepare is not None:
-        env.update(prepare(docs_workdir))
-    ran = subprocess.run(argv, cwd=docs_workdir, env=env, capture_output=True, text=True, timeout=60)
+    setup = SETUP.get(block.key, Setup())
+    if setup.prepare is not None:
+        env.update(setup.prepare(docs_workdir))
+    with ExitStack() as peer:
+        if setup.peer:
+            argv.append(peer.enter_context(_peer(setup.peer)))
+        ran = subprocess.run(argv, cwd=docs_workdir, env=env, capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, f"{block.id} ({block.lang}) failed:\n{block.code}\n--- output:\n{(ran.stdout + ran.stderr)[-3000:]}"
 
 
