@@ -108,15 +108,24 @@ def _peer(argv: Tuple[str, ...]) -> Iterator[str]:
         process.communicate(timeout=30)
 
 
-def _manager_home(work: Path) -> Dict[str, str]:
-    """docs/manager.md's first block: a user config (~/.config/mcpsync/mcp.json) with the "files" server
-    it calls, this clone as its directory; a home of its own, so no other block sees that server."""
-    home = work / "home-manager"
-    (home / ".config" / "mcpsync").mkdir(parents=True, exist_ok=True)
-    files = {"command": sys.executable, "args": [str(work / "server.py")], "cwd": str(ROOT)}
-    (home / ".config" / "mcpsync" / "mcp.json").write_text(json.dumps({"mcpServers": {"files": files}}),
-                                                              encoding="utf-8")
-    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+def _user_config(name: str, **entry: str) -> Prepare:
+    """A home of its own whose user config (~/.config/mcpsync/mcp.json) has one server, ``name``: your
+    server (server.py) with ``entry``'s fields; no other block sees it."""
+    def prepare(work: Path) -> Dict[str, str]:
+        home = work / f"home-{name}"
+        (home / ".config" / "mcpsync").mkdir(parents=True, exist_ok=True)
+        server = {"command": sys.executable, "args": [str(work / "server.py")], **entry}
+        (home / ".config" / "mcpsync" / "mcp.json").write_text(json.dumps({"mcpServers": {name: server}}),
+                                                                  encoding="utf-8")
+        return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    return prepare
+
+
+def _tasks_module(work: Path) -> Dict[str, str]:
+    """docs/deploying.md's tasks.py (the block before the pool's), importable in the work dir."""
+    (work / "tasks.py").write_text(BY_KEY["docs/deploying.md: # tasks.py (importable by the workers)"].code,
+                                   encoding="utf-8")
+    return {}
 
 
 def _npx_finds_server_everything(work: Path) -> Dict[str, str]:
@@ -183,7 +192,11 @@ TESTING_TOOLS = "docs/testing.md: from typing import List, Literal, Optional"
 SETUP: Dict[str, Setup] = {
     'docs/handlers.md: task = client.call_tool("render", {"frames": 300}, task=True)   # returns at once':
         Setup(code=RENDER_CLIENT),
-    "docs/manager.md: import mcpsync": Setup(prepare=_manager_home),
+    # the "files" server the block calls, with this clone as its directory (it reads README.md)
+    "docs/manager.md: import mcpsync": Setup(prepare=_user_config("files", cwd=str(ROOT))),
+    "docs/troubleshooting.md: mcpsync --debug tools -- python server.py     # start this server, list its tools, show the logs":
+        Setup(prepare=_user_config("myserver")),
+    "docs/deploying.md: import multiprocessing": Setup(prepare=_tasks_module),
     'docs/protocol-versions.md: mcpsync.connect(argv, protocol="legacy")       # initialize at once: no probe '
     '(2025-11-25 asked)': Setup(code='config = {"mcpServers": {"demo": {"command": sys.executable, '
                                      '"args": ["server.py"]}}}\n'),

@@ -2,7 +2,7 @@
 
 The demo server's tools (``echo``, ``add``, ``countdown``), resource and prompt, plus the tools
 the guides call as examples of "your server's" tools (``search``, ``square``, ``index``,
-``query``, ``slow``, ``crawl``, ``read_file``, and ``chart`` with its MCP Apps view), written
+``query``, ``slow``, ``crawl``, ``read_file``, ``summarise``, and ``chart`` with its MCP Apps view), written
 with :class:`mcpsync.testing.FakeServer` and served over stdio.
 
     python tests/servers/docs_server.py
@@ -64,9 +64,9 @@ def query(sql: str) -> str:
     return "\n".join(f"row {number}: {sql}" for number in range(10_000))
 
 
-@server.tool()
+@server.tool()  # longer than docs/timeouts.md's 5 s cancel timer
 def slow(ctx: Context) -> str:
-    """Work for 6 seconds (longer than docs/timeouts.md's 5 s cancel timer), or until cancelled."""
+    """Work for 6 seconds, or until cancelled."""
     return "done" if ctx.sleep(6) else "cancelled"
 
 
@@ -78,14 +78,20 @@ def crawl(ctx: Context, site: str, pages: int = 3) -> str:
     return f"crawled {pages} pages of {site}"
 
 
-@server.tool()
+@server.tool()  # docs/manager.md's "files" server
 def read_file(path: str) -> str:
-    """Read a text file below the server's working directory (the "files" server of docs/manager.md)."""
+    """Read a text file below the server's working directory."""
     root = Path.cwd().resolve()
     target = (root / path).resolve()
     if root not in target.parents:
         raise ValueError(f"{path} is outside {root}")
     return target.read_text(encoding="utf-8")
+
+
+@server.tool()  # docs/deploying.md's workers call it
+def summarise(path: str) -> str:
+    """Summarise a document."""
+    return f"a summary of {path}"
 
 
 @server.tool(meta={"ui": {"resourceUri": "ui://docs-server/chart.html"}})
