@@ -92,6 +92,7 @@ class Setup(NamedTuple):
     prepare: Optional[Prepare] = None
     peer: Tuple[str, ...] = ()  # a server the block is given: started with this argv (from the clone),
     #                             it prints its URL, which the block gets as its argument (sys.argv[1])
+    marks: Tuple[pytest.MarkDecorator, ...] = ()  # e.g. engines: runs with the real worker engines' tests
 
 
 @contextmanager
@@ -197,6 +198,9 @@ SETUP: Dict[str, Setup] = {
     "docs/troubleshooting.md: mcpsync --debug tools -- python server.py     # start this server, list its tools, show the logs":
         Setup(prepare=_user_config("myserver")),
     "docs/deploying.md: import multiprocessing": Setup(prepare=_tasks_module),
+    # a 4-process Dask cluster (about 15 s here): with the engines' tests (python -m pytest -m engines)
+    "docs/deploying.md: from distributed import Client as DaskClient, LocalCluster":
+        Setup(marks=(pytest.mark.engines,)),
     'docs/protocol-versions.md: mcpsync.connect(argv, protocol="legacy")       # initialize at once: no probe '
     '(2025-11-25 asked)': Setup(code='config = {"mcpServers": {"demo": {"command": sys.executable, '
                                      '"args": ["server.py"]}}}\n'),
@@ -298,7 +302,8 @@ def test_the_setups_name_unmarked_blocks_that_exist_and_earlier_blocks_of_their_
             assert BY_KEY[earlier].line < BY_KEY[key].line, (key, earlier)
 
 
-@pytest.mark.parametrize("block", [b for b in BLOCKS if b.not_run is None], ids=lambda b: b.id)
+@pytest.mark.parametrize("block", [pytest.param(b, marks=SETUP.get(b.key, Setup()).marks, id=b.id)
+                                   for b in BLOCKS if b.not_run is None])
 def test_the_block_runs_as_written(block: Block, docs_workdir: Path) -> None:
     if block.lang == "python" and TESTS.search(block.code) and "unittest.main()" not in block.code:
         # a block of tests runs under pytest (and passes: exit status 5 means no test ran)
