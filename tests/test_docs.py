@@ -93,6 +93,7 @@ class Setup(NamedTuple):
     peer: Tuple[str, ...] = ()  # a server the block is given: started with this argv (from the clone),
     #                             it prints its URL, which the block gets as its argument (sys.argv[1])
     marks: Tuple[pytest.MarkDecorator, ...] = ()  # e.g. engines: runs with the real worker engines' tests
+    status: int = 0  # the exit status the page says the block ends with
 
 
 @contextmanager
@@ -190,6 +191,16 @@ def server():
 """
 TESTING_TOOLS = "docs/testing.md: from typing import List, Literal, Optional"
 
+# docs/deploying.md's serve_forever, "your application's loop": here it is killed (SIGTERM) once serving.
+KILLED_LOOP = """\
+import signal
+
+def serve_forever(client):
+    client.list_tools()
+    os.kill(os.getpid(), signal.SIGTERM)
+    threading.Event().wait(30)
+"""
+
 SETUP: Dict[str, Setup] = {
     'docs/handlers.md: task = client.call_tool("render", {"frames": 300}, task=True)   # returns at once':
         Setup(code=RENDER_CLIENT),
@@ -198,6 +209,7 @@ SETUP: Dict[str, Setup] = {
     "docs/troubleshooting.md: mcpsync --debug tools -- python server.py     # start this server, list its tools, show the logs":
         Setup(prepare=_user_config("myserver")),
     "docs/deploying.md: import multiprocessing": Setup(prepare=_tasks_module),
+    "docs/deploying.md: import mcpsync": Setup(code=KILLED_LOOP, status=143),
     # a 4-process Dask cluster (about 15 s here): with the engines' tests (python -m pytest -m engines)
     "docs/deploying.md: from distributed import Client as DaskClient, LocalCluster":
         Setup(marks=(pytest.mark.engines,)),
@@ -296,6 +308,8 @@ def program(block: Block) -> str:
 def test_the_setups_name_unmarked_blocks_that_exist_and_earlier_blocks_of_their_page() -> None:
     unmarked = {block.key for block in BLOCKS if block.not_run is None}
     assert not set(SETUP) - unmarked, sorted(set(SETUP) - unmarked)
+    named = [block.key for block in BLOCKS if block.key in SETUP]
+    assert len(named) == len(set(named)), "a SETUP key names two blocks: their first lines are the same"
     for key, setup in SETUP.items():
         for earlier in setup.follows:
             assert earlier in BY_KEY and BY_KEY[earlier].page == BY_KEY[key].page, (key, earlier)
@@ -324,7 +338,7 @@ def test_the_block_runs_as_written(block: Block, docs_workdir: Path) -> None:
         if setup.peer:
             argv.append(peer.enter_context(_peer(setup.peer)))
         ran = subprocess.run(argv, cwd=docs_workdir, env=env, capture_output=True, text=True, timeout=60)
-    assert ran.returncode == 0, f"{block.id} ({block.lang}) failed:\n{block.code}\n--- output:\n{(ran.stdout + ran.stderr)[-3000:]}"
+    assert ran.returncode == setup.status, f"{block.id} ({block.lang}) failed:\n{block.code}\n--- output:\n{(ran.stdout + ran.stderr)[-3000:]}"
 
 
 def test_the_readme_opens_with_the_two_commands_and_the_first_runs() -> None:
