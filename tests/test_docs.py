@@ -1,4 +1,6 @@
-"""The documentation site builds with ``mkdocs build --strict`` (no broken link, no docstring warning)."""
+"""The documentation site builds with ``mkdocs build --strict`` (no broken link, no docstring warning),
+and every Python and shell block of README.md and docs/*.md runs as written (blocks of tests under
+pytest), with the setup its page states or SETUP gives it, or is marked with why it cannot run here."""
 
 from __future__ import annotations
 
@@ -244,7 +246,7 @@ SETUP: Dict[str, Setup] = {
 def docs_workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What the docs' blocks assume is at hand: a clone's ``examples/`` and ``server.py`` ("your
     server": the demo server's tools and the ones the guides call, tests/servers/docs_server.py)
-    in the directory they run in."""
+    in the directory they run in, one for every page (a SETUP's prepare adds what one block needs)."""
     work = tmp_path_factory.mktemp("docs")
     shutil.copy(ROOT / "tests" / "servers" / "docs_server.py", work / "server.py")
     (work / "examples").symlink_to(ROOT / "examples")
