@@ -204,3 +204,14 @@ def test_twenty_thousand_lines_of_random_bytes_never_kill_the_reader():
         assert client.transport.skipped_lines > 15_000
         assert reader_alive(client)
         client.ping()
+
+
+@pytest.mark.timeout(60)
+def test_a_listing_of_huge_pages_stops_at_its_byte_budget_not_its_page_count():
+    with connect("huge-pages") as client:  # 80 pages of 1 MiB each, every one within max_message_size
+        with pytest.raises(ProtocolError) as caught:
+            client.list_tools()
+        assert f"more than {64 * 2 ** 20} bytes of tools in 64 pages" in str(caught.value)
+        client.ping()  # the session is still usable
+    with connect("huge-pages", "--count", "3") as client:  # a listing within the budget is read whole
+        assert [t.name for t in client.list_tools()] == ["t0", "t1", "t2"]
