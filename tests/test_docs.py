@@ -236,6 +236,9 @@ SETUP: Dict[str, Setup] = {
     "docs/testing.md: import mcpsync": Setup(prepare=_weather_server_script),
     "docs/skills.md: import sys": Setup(peer=("tests/servers/skills_http.py",)),
     "docs/skills.md: try:": Setup(code="client = mcpsync.connect(sys.argv[1])\n", peer=("tests/servers/skills_http.py",)),
+    # a client whose calls time out after 1 s, so the slow charge_card outlives its timeout
+    "docs/scale.md: try:":
+        Setup(code='client = mcpsync.connect([sys.executable, "server.py"], timeout=1)\n'),
     'docs/timeouts.md: client.call_tool("crawl", {"site": url}, timeout=30, on_progress=show,':
         Setup(follows=("docs/timeouts.md: def show(progress, total, message):",),
               code='url = "https://example.com/docs"\n'),

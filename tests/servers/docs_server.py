@@ -2,7 +2,7 @@
 
 The demo server's tools (``echo``, ``add``, ``countdown``), resource and prompt, plus the tools
 the guides call as examples of "your server's" tools (``search``, ``square``, ``index``,
-``query``, ``slow``, ``crawl``, ``read_file``, ``summarise``, and ``chart`` with its MCP Apps view), written
+``query``, ``slow``, ``crawl``, ``read_file``, ``summarise``, ``charge_card``, and ``chart`` with its MCP Apps view), written
 with :class:`mcpsync.testing.FakeServer` and served over stdio.
 
     python tests/servers/docs_server.py
@@ -92,6 +92,12 @@ def read_file(path: str) -> str:
 def summarise(path: str) -> str:
     """Summarise a document."""
     return f"a summary of {path}"
+
+
+@server.tool()  # docs/scale.md: a call that outlives its timeout, not declared safe to repeat
+def charge_card(ctx: Context, order: int) -> str:
+    """Charge the card of an order (slow: 10 seconds, or until cancelled)."""
+    return f"charged order {order}" if ctx.sleep(10) else "cancelled"
 
 
 @server.tool(meta={"ui": {"resourceUri": "ui://docs-server/chart.html"}})
