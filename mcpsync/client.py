@@ -10,7 +10,7 @@ import logging
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
 
-from . import _fork, _lifecycle, capabilities
+from . import _fork, _lifecycle, _shared, capabilities
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session import era as _era
@@ -83,6 +83,12 @@ class Client:
             a third party; the trace context, ``traceparent`` and ``tracestate``, is always sent).
         after_fork: a forked child's first call opens a new connection (``"reconnect"``) or raises
             ForkedError (``"raise"``), never touching the parent's; see ``docs/deploying.md``.
+        share: copies of this client unpickled in one process (Dask or Ray tasks that receive it as
+            an argument) share one live connection (the default), instead of one each; see
+            ``docs/deploying.md``. Set False, or ``MCPSYNC_SHARE_CONNECTIONS=0`` in the workers'
+            environment, for a connection per copy.
+        idle_timeout: seconds a shared connection no copy holds any more stays open for the next
+            one (None: 300); then it is closed (its stdio server ended).
 
     Handlers run on worker threads, never on the reader thread, and may call
     the client; the same handlers serve legacy servers' requests and modern
@@ -115,6 +121,8 @@ class Client:
         timeout: Optional[float] = None,
         after_fork: str = "reconnect",
         send_baggage: bool = False,
+        share: bool = True,
+        idle_timeout: Optional[float] = None,
     ) -> None:
         if timeout is not None:
             transport.timeout = timeout
@@ -135,6 +143,8 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
         self.after_fork = _fork.check_after_fork(after_fork)
+        self.share = bool(share)
+        self.idle_timeout = _shared.check_idle_timeout(idle_timeout)
         self._assemble(transport, log_level, NotificationRouter(transport.name, self.server_log))
         _fork.watch(self, "_after_fork_in_child")
 
@@ -151,8 +161,17 @@ class Client:
             self._session.first_use = _lifecycle.forked_first_use(self, _fork.parent_pid) if old.ready else None
 
     def __reduce__(self) -> Any:
-        """Pickles as its transport's settings, options and handlers; unpickled, its first call connects."""
-        return (_unpickle, (type(self), self.transport, _lifecycle.pickled_options(self, self._session.log_level)))
+        """Pickles as its transport's settings, options and handlers; unpickled, its first call connects.
+
+        With ``share`` (the default) the settings travel as one pickled blob, the key under which the
+        copies unpickled in one process share one connection (see :mod:`mcpsync._shared`).
+        """
+        args = (type(self), self.transport, _lifecycle.pickled_options(self, self._session.log_level))
+        if not self.share:
+            return (_unpickle, args)
+        import pickle  # only while pickling: keeps `import mcpsync` light
+
+        return (_unpickle_shared, (pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL),))
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._session.closed else "not connected")
@@ -170,6 +189,8 @@ class Client:
     def __del__(self, _close: Callable[[Any], None] = close_unclosed) -> None:
         # close_unclosed is bound as a default: at interpreter exit this module's globals may
         # already be None when the finalizer runs (seen on free-threaded builds).
+        if _shared.is_handle(self):  # a copy sharing a connection: its lease is released by its finalizer
+            return
         session = getattr(self, "_session", None)
         if session is not None and session.ready and not session.closed:
             _close(self)
@@ -266,7 +287,14 @@ class Client:
         return self
 
     def close(self) -> None:
-        """Close the connection (and end a stdio server). Idempotent; safe from any thread."""
+        """Close the connection (and end a stdio server). Idempotent; safe from any thread.
+
+        A copy that shares a connection (unpickled with ``share``) lets go of it instead: the others
+        go on using it; the last one's close starts its ``idle_timeout``. This copy's calls then raise
+        :class:`~mcpsync.TransportClosed`.
+        """
+        if _shared.detach(self, _closed_copy):
+            return
         self._session.closed = True
         self._subs.close()
         self.transport.close()
@@ -576,6 +604,28 @@ def _unpickle(cls: Any, transport: Transport, options: Dict[str, Any]) -> Client
     client: Client = cls(transport, **options)
     client._session.first_use = _lifecycle.connector(client)  # noqa: SLF001 the client's own unpickler
     return client
+
+
+def _unpickle_shared(blob: bytes) -> Client:
+    """A copy of a client pickled with ``share``: a handle on this process's connection for its settings."""
+    import pickle
+
+    def build() -> Any:
+        core = _unpickle(*pickle.loads(blob))
+        return core, core.idle_timeout
+
+    if not _shared.enabled():
+        built: Client = build()[0]
+        return built
+    core, lease = _shared.acquire(blob, build)
+    handle: Client = _shared.lend(core, lease)
+    return handle
+
+
+def _closed_copy(client: Client) -> None:
+    """Turn a released handle (its attributes now its own copy) into a closed client of its own."""
+    client._assemble(client.transport.replica(), None, NotificationRouter(client.name, client.server_log))
+    client._session.closed = True
 
 
 def connect(target: Target, **options: Any) -> Client:

@@ -27,7 +27,7 @@ import time
 import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
-from . import _fork
+from . import _fork, _shared
 from ._live import LiveSet
 from ._fleet.index import ManagedTool, ToolIndex
 from ._fleet.policy import output_limit, required_failure, required_starting, tool_timeout, wait_for
@@ -85,6 +85,12 @@ class Manager:
         after_fork: in a forked child, a manager started in the parent starts its servers anew on
             first use (``"reconnect"``) or raises ForkedError then (``"raise"``); the parent's servers
             are never touched. Pickled, it carries its config and settings and starts on first use.
+        share: copies of this manager unpickled in one process (Dask or Ray tasks that receive it as
+            an argument) share one live manager, its servers and connections (the default), instead of
+            one each; see ``docs/deploying.md``. False (or ``MCPSYNC_SHARE_CONNECTIONS=0`` in the
+            workers' environment): a manager per copy.
+        idle_timeout: seconds a shared manager no copy holds any more stays open (None: 300); then
+            it is closed.
 
     A config from :meth:`discover` may hold entries of project files the user has not
     trusted (``ServerConfig.trusted`` False): they are listed with state ``untrusted``,
@@ -107,12 +113,15 @@ class Manager:
         client_options: Optional[Mapping[str, Any]] = None,
         environ: Optional[Mapping[str, str]] = None,
         after_fork: str = "reconnect",
+        share: bool = True,
+        idle_timeout: Optional[float] = None,
     ) -> None:
         check_callback(on_tools_changed, "on_tools_changed", "(server_name)")
         settings: Dict[str, Any] = {
             "cache": cache, "reconnect": reconnect, "timeout": timeout, "max_parallel": max_parallel,
             "on_tools_changed": on_tools_changed, "client_options": dict(client_options or {}),
-            "environ": environ, "after_fork": _fork.check_after_fork(after_fork)}
+            "environ": environ, "after_fork": _fork.check_after_fork(after_fork), "share": bool(share),
+            "idle_timeout": _shared.check_idle_timeout(idle_timeout)}
         self._setup(load(config, environ=environ) if config is not None else Config(), settings, None)
         _fork.watch(self, "_after_fork_in_child")
 
@@ -169,7 +178,12 @@ class Manager:
             started = (self._started or self._pending is not None) and not self._closed  # a copy of a copy too
         for name, value in [("on_tools_changed", self.on_tools_changed), *self._client_options.items()]:
             require_picklable("manager", name, value)
-        return (_unpickle, (type(self), self.config, self._settings, servers, started))
+        args = (type(self), self.config, self._settings, servers, started)
+        if not self._settings.get("share", True):
+            return (_unpickle, args)
+        import pickle  # only while pickling: keeps `import mcpsync` light
+
+        return (_unpickle_shared, (pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL),))
 
     def _resume(self) -> None:
         """The first use after fork or unpickling: start the servers as the original manager had."""
@@ -211,6 +225,8 @@ class Manager:
     def __del__(self) -> None:
         # Unreachable and never closed: say so, and let the manager's idle threads end. The
         # clients close themselves as they are collected (with their own ResourceWarning).
+        if _shared.is_handle(self):  # a copy sharing a manager: its lease is released by its finalizer
+            return
         if not getattr(self, "_closed", True):
             try:
                 import warnings
@@ -505,8 +521,11 @@ class Manager:
 
         Pending and later calls fail (``TransportClosed``, ``ServerNotConnected``);
         every process, thread and connection the manager started is ended and joined.
-        A manager still open at interpreter exit is closed then.
+        A manager still open at interpreter exit is closed then. A copy that shares a manager
+        (unpickled with ``share``) lets go of it instead, as :meth:`Client.close` says.
         """
+        if _shared.detach(self, _closed_copy):
+            return
         self._close(None)
 
     def _close(self, grace: Optional[float]) -> None:
@@ -589,6 +608,26 @@ def _unpickle(cls: Any, config: Config, settings: Dict[str, Any], servers: Dict[
     if started:
         manager._pending = "reconnect"  # noqa: SLF001 likewise
     return manager
+
+
+def _unpickle_shared(blob: bytes) -> Manager:
+    """A copy of a manager pickled with ``share``: a handle on this process's manager for its settings."""
+    import pickle
+
+    def build() -> Any:
+        core = _unpickle(*pickle.loads(blob))
+        return core, core._settings.get("idle_timeout", _shared.DEFAULT_IDLE_TIMEOUT)  # noqa: SLF001 the manager's own unpickler
+
+    if not _shared.enabled():
+        built: Manager = build()[0]
+        return built
+    core, lease = _shared.acquire(blob, build)
+    handle: Manager = _shared.lend(core, lease)
+    return handle
+
+
+def _closed_copy(manager: Manager) -> None:
+    manager._closed = True  # noqa: SLF001 its attributes are its own copy now
 
 
 def _close_all_at_exit() -> None:
