@@ -186,10 +186,11 @@ class Client:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def __del__(self, _close: Callable[[Any], None] = close_unclosed) -> None:
+    def __del__(self, _close: Callable[[Any], None] = close_unclosed,
+                _is_handle: Callable[[Any], bool] = _shared.is_handle) -> None:
         # close_unclosed is bound as a default: at interpreter exit this module's globals may
         # already be None when the finalizer runs (seen on free-threaded builds).
-        if _shared.is_handle(self):  # a copy sharing a connection: its lease is released by its finalizer
+        if _is_handle(self):  # a copy sharing a connection: its lease is released by its finalizer
             return
         session = getattr(self, "_session", None)
         if session is not None and session.ready and not session.closed:

@@ -222,10 +222,10 @@ class Manager:
             states = {name: server.state for name, server in self._servers.items()}
         return f"<Manager {states}{' closed' if self._closed else ''}>"
 
-    def __del__(self) -> None:
+    def __del__(self, _is_handle: Callable[[Any], bool] = _shared.is_handle) -> None:
         # Unreachable and never closed: say so, and let the manager's idle threads end. The
         # clients close themselves as they are collected (with their own ResourceWarning).
-        if _shared.is_handle(self):  # a copy sharing a manager: its lease is released by its finalizer
+        if _is_handle(self):  # a copy sharing a manager: its lease is released by its finalizer
             return
         if not getattr(self, "_closed", True):
             try:
@@ -627,7 +627,11 @@ def _unpickle_shared(blob: bytes) -> Manager:
 
 
 def _closed_copy(manager: Manager) -> None:
-    manager._closed = True  # noqa: SLF001 its attributes are its own copy now
+    """Turn a released handle (its attributes now its own copy) into a closed manager of its own: built
+    anew around the same servers, never started, then closed (its calls raise as a closed manager's)."""
+    servers = {name: server.config for name, server in manager._servers.items()}  # noqa: SLF001 own copy
+    manager._setup(manager.config, manager._settings, servers)  # noqa: SLF001 likewise
+    manager._close(None)  # noqa: SLF001 likewise
 
 
 def _close_all_at_exit() -> None:
