@@ -34,7 +34,7 @@ log = logging.getLogger("mcpsync.shared")
 
 #: Seconds a shared connection nobody holds stays open for the next task.
 DEFAULT_IDLE_TIMEOUT = 300.0
-#: Set to ``0`` (or ``false``, ``no``, ``off``) in a worker's environment: unpickled copies share nothing there.
+#: ``0`` (or ``false``, ``no``, ``off``) in a worker's environment: the copies unpickled there share nothing.
 ENV_OPT_OUT = "MCPSYNC_SHARE_CONNECTIONS"
 
 

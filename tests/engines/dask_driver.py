@@ -51,10 +51,12 @@ def main() -> None:
         results = dask.gather(futures + managed + by_argument + privately)
         workers = sorted(dask.run(os.getpid).values())
     final = mine.call_tool("echo", {"text": "driver-final"}).text
-    report = {"results": results, "tokens": tokens + managed_tokens + argument_tokens + private_tokens, "meanwhile": meanwhile,
+    report = {"results": results, "tokens": tokens + managed_tokens + argument_tokens + private_tokens,
+              "meanwhile": meanwhile,
               "final": final, "server": server, "server_after": mine.transport.pid,
               "running": mine.transport.returncode is None, "workers": workers,
-              "scattered": SCATTERED, "managed": MANAGED, "by_argument": BY_ARGUMENT, "manager_server": manager.client("demo").transport.pid}
+              "scattered": SCATTERED, "managed": MANAGED,
+              "by_argument": BY_ARGUMENT, "manager_server": manager.client("demo").transport.pid}
     manager.close()
     mine.close()
     with open(sys.argv[1], "w") as out:
