@@ -235,9 +235,10 @@ def is_handle(obj: Any) -> bool:
     return core_id is not None and core_id != id(obj)
 
 
-def detach(obj: Any, make_closed: Callable[[Any], None]) -> bool:
-    """For a handle: give it a copy of the shared attributes, let ``make_closed(obj)`` turn that copy
-    into a closed object of its own, and release its lease (once); True. False for anything else."""
+def detach(obj: Any, make_closed: Callable[[], None]) -> bool:
+    """For a handle: give it a copy of the shared attributes, let ``make_closed()`` (a method of ``obj``)
+    turn that copy into a closed object of its own, and release its lease (once); True. False for
+    anything else."""
     if not is_handle(obj):
         return False
     with _handles_lock:
@@ -245,6 +246,6 @@ def detach(obj: Any, make_closed: Callable[[Any], None]) -> bool:
     if finalizer is None:  # released already: its attributes are its own, closed
         return True
     obj.__dict__ = dict(obj.__dict__)
-    make_closed(obj)
+    make_closed()
     finalizer()
     return True

@@ -294,11 +294,16 @@ class Client:
         go on using it; the last one's close starts its ``idle_timeout``. This copy's calls then raise
         :class:`~mcpsync.TransportClosed`.
         """
-        if _shared.detach(self, _closed_copy):
+        if _shared.detach(self, self._closed_copy):
             return
         self._session.closed = True
         self._subs.close()
         self.transport.close()
+
+    def _closed_copy(self) -> None:
+        """A released shared copy (its attributes now its own): closed, around an unopened transport."""
+        self._assemble(self.transport.replica(), None, NotificationRouter(self.name, self.server_log))
+        self._session.closed = True
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler(params)`` for every ``method`` notification (``"*"`` for all).
@@ -621,12 +626,6 @@ def _unpickle_shared(blob: bytes) -> Client:
     core, lease = _shared.acquire(blob, build)
     handle: Client = _shared.lend(core, lease)
     return handle
-
-
-def _closed_copy(client: Client) -> None:
-    """Turn a released handle (its attributes now its own copy) into a closed client of its own."""
-    client._assemble(client.transport.replica(), None, NotificationRouter(client.name, client.server_log))
-    client._session.closed = True
 
 
 def connect(target: Target, **options: Any) -> Client:

@@ -524,8 +524,14 @@ class Manager:
         A manager still open at interpreter exit is closed then. A copy that shares a manager
         (unpickled with ``share``) lets go of it instead, as :meth:`Client.close` says.
         """
-        if _shared.detach(self, _closed_copy):
+        if _shared.detach(self, self._closed_copy):
             return
+        self._close(None)
+
+    def _closed_copy(self) -> None:
+        """A released shared copy (its attributes now its own): built anew around the same servers, never
+        started, then closed (its calls raise as a closed manager's)."""
+        self._setup(self.config, self._settings, {name: server.config for name, server in self._servers.items()})
         self._close(None)
 
     def _close(self, grace: Optional[float]) -> None:
@@ -624,14 +630,6 @@ def _unpickle_shared(blob: bytes) -> Manager:
     core, lease = _shared.acquire(blob, build)
     handle: Manager = _shared.lend(core, lease)
     return handle
-
-
-def _closed_copy(manager: Manager) -> None:
-    """Turn a released handle (its attributes now its own copy) into a closed manager of its own: built
-    anew around the same servers, never started, then closed (its calls raise as a closed manager's)."""
-    servers = {name: server.config for name, server in manager._servers.items()}  # noqa: SLF001 own copy
-    manager._setup(manager.config, manager._settings, servers)  # noqa: SLF001 likewise
-    manager._close(None)  # noqa: SLF001 likewise
 
 
 def _close_all_at_exit() -> None:
