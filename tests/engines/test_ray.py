@@ -51,4 +51,6 @@ def test_ray_workers_call_tools_through_pickled_clients(engine_run: EngineRun, s
         for r in results:
             per_worker.setdefault(r["worker"], set()).add(r[key])
         assert all(len(c) == 1 for c in per_worker.values()), (kind, per_worker)  # one per worker process
+    workers = {r["worker"] for results in report["kinds"].values() for r in results}
+    assert len(workers) >= 2, workers  # two tasks at a time on two CPUs: two worker processes
     engine_run.nothing_left(60)
