@@ -488,7 +488,8 @@ class Client:
         """Read one resource.
 
         Raises:
-            ResourceNotFound: there is no such resource (``-32002``, or ``-32602`` from a modern server).
+            ResourceNotFound: there is no such resource (``-32002`` or ``-32602``, over every
+                transport and in every era).
         """
         self._session.require("resources", what=f"read {uri!r}")
         return ReadResourceResult.from_dict(self._session.read_resource(uri, call_options(timeout, cancel,

@@ -272,6 +272,22 @@ def test_a_listener_405_disables_it_quietly(mis, logs):
     assert len([r for r in server.records if r.method == "GET"]) == 1
 
 
+def test_a_listener_404_without_a_session_disables_it_quietly(mis, logs):
+    """A server with no GET route and no sessions answers the listener with its framework's HTML 404
+    (the conformance harness's mocks do): the client stops asking, as for a 405, and says nothing at
+    WARNING. It used to ask again and again, with a warning each time, until the client closed."""
+    server = mis(session=False, get="404")
+    client = client_for(server)
+    client.on_notification("*", lambda p: None)
+    with client:
+        server.wait_for(lambda r: r.method == "GET")
+        client.transport._listener.join(5)
+        assert not client.transport.listening
+        client.ping()
+    assert len([r for r in server.records if r.method == "GET"]) == 1
+    assert not any("HTTP 404" in m for m in logs.messages())
+
+
 def test_a_dropped_listener_reconnects_after_retry_with_last_event_id(mis):
     server = mis(session=True, get="stream", get_retry_ms=200)
     got = []

@@ -17,7 +17,7 @@ def test_all_is_sorted_and_every_name_exists():
 def test_all_is_pinned():
     expected = {
         "AudioContent", "BlobResourceContents", "CallToolResult", "CancelToken", "CapabilityError", "Client",
-        "CompleteResult", "ConnectError", "Content", "EmbeddedResource", "GetPromptResult", "HTTPStatusError",
+        "CompleteResult", "ConnectError", "ConnectionLost", "ServerUnreachable", "Content", "EmbeddedResource", "GetPromptResult", "HTTPStatusError",
         "ImageContent", "Implementation", "MCPError", "MCPSyncError", "MemoryTransport", "ProgressBar", "Prompt",
         "PromptArgument", "PromptList", "PromptMessage", "ProtocolError", "ReadResourceResult", "RequestCancelled",
         "RequestTimeout", "Resource", "ResourceContents", "ResourceLink", "ResourceList", "ResourceTemplate", "SSETransport", "SessionExpired",

@@ -23,6 +23,7 @@ from .conftest import until
 
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 
+pytest.importorskip("mcp", reason="these recovery tests serve the official SDK's app in this process")
 import era_sdk_server  # noqa: E402
 import ts_session_http  # noqa: E402
 from ts_session_http import SessionServer  # noqa: E402

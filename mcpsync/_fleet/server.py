@@ -24,6 +24,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional
 
+from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
 from ..cancel import CancelToken
 from ..client import Client
@@ -58,11 +59,14 @@ class ReconnectPolicy:
     exited, a legacy SSE stream that dropped, a Streamable HTTP server that stopped taking
     connections after it had answered (down, or restarting).
 
-    Attempt *n* (from 0) of a burst starts after
+    Attempt *n* (from 0) of an outage starts after
     ``min(max_delay, initial_delay * multiplier**n)`` seconds, changed at random
-    by up to ``jitter`` (a fraction) either way. When ``max_attempts`` attempts
-    have started within ``window`` seconds, the server is marked failed instead;
-    this also stops a server that crashes again right after each reconnect.
+    by up to ``jitter`` (a fraction) either way. When ``max_attempts`` attempts of
+    the current outage have started within ``window`` seconds, the server is marked
+    failed instead. A reconnect whose connection then stays up ``stable_after``
+    seconds ends the outage: the next loss gets the whole budget again. One that
+    drops sooner is part of the same outage, so a server that crashes right after
+    each reconnect is still given up.
     ``ReconnectPolicy(enabled=False)`` (or ``Manager(reconnect=False)``) turns
     reconnecting off.
     """
@@ -74,6 +78,7 @@ class ReconnectPolicy:
     jitter: float = 0.25
     max_attempts: int = 5
     window: float = 60.0
+    stable_after: float = 5.0
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before attempt number ``attempt`` (0 for the first) of a burst."""
@@ -194,8 +199,9 @@ class ManagedServer:
         self.generation = 0
         self.transport_kind: Optional[str] = None  # what the last connection really used ("sse" after a fallback)
         self.waiting_since = time.monotonic()  # when the current connection attempt (or its wait) began
-        self._burst: Deque[float] = collections.deque()
+        self._burst: Deque[float] = collections.deque()  # start times of this outage's attempts
         self._failures = 0
+        self._up_since = 0.0  # monotonic time the current connection was made
         if error is not None:
             self._record_locked(error)
             self.state = FAILED
@@ -356,6 +362,7 @@ class ManagedServer:
                 self.client = client
                 self.transport_kind = config_type(client.transport)
                 self.connected_at = time.time()
+                self._up_since = time.monotonic()
                 self._failures = 0
                 self.reason = None
                 self.host.apply_tools_locked(self.name, tools, False)
@@ -392,6 +399,8 @@ class ManagedServer:
             self.client = None
             self._record_locked(_close_reason(client))
             log.warning("[%s] Connection lost: %s", self.name, (self.last_error or "").splitlines()[0])
+            if time.monotonic() - self._up_since >= self.host.policy.stable_after:
+                self._burst.clear()  # it was up: a new outage, with the whole budget (see ReconnectPolicy)
             self._failures = 0
             self.dead.append(client)
             retrying = self._retry_locked()
@@ -508,8 +517,9 @@ class ManagedServer:
         elapsed = time.monotonic() - self.waiting_since
         attempt = self.attempt
         hint = attempt.transport.timeout_hint() if attempt is not None else ""
-        text = (f"MCP server {self.name!r} is still {doing}, {elapsed:.1f}s after it started; this call waited "
-                f"{int(budget * 1000)}ms for it and gave up")
+        text = f"MCP server {self.name!r} is still {doing}, {elapsed:.1f}s after it started"
+        if budget > 0:  # a caller that asked not to wait (timeout=0, as the CLI does after its own wait)
+            text += f"; this call waited {int(budget * 1000)}ms for it and gave up"  # is told nothing about 0ms
         if self.last_error and self.state == RECONNECTING:
             text += f" (its last error: {self.last_error.splitlines()[0]})"
         text += f". {hint}" if hint else ""
@@ -541,11 +551,11 @@ class _Ids:
 
 def _undelivered(error: BaseException, requests: int) -> bool:
     """Whether a call that failed with ``error`` after ``requests`` request ids provably reached no server:
-    closed before any request was made, or its only request's connection was refused or its pipe broken
-    before any byte of it was written (nothing was sent)."""
-    if isinstance(error, ConnectError) or (isinstance(error, TransportClosed) and error.unsent):
-        return requests <= 1
-    return requests == 0
+    it got no request id (the connection was closed before it was made), or its one request never left
+    (the delivery ledger's verdict on the error, see :mod:`mcpsync._rpc.delivery`)."""
+    if requests == 0:
+        return True
+    return requests == 1 and delivery.may_resend(error, reconnect=True)
 
 
 def _closed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]") -> None:

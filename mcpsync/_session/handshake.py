@@ -39,9 +39,9 @@ import logging
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
-from .._rpc.jsonrpc import INTERNAL_ERROR, JSONObject
+from .._rpc.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, JSONObject
 from .._rpc.options import CallOptions, Deadline
-from .._versions import SUPPORTED_VERSIONS
+from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
 from ..transports.base import Transport
 from ..capabilities import ServerCapabilities
@@ -151,6 +151,9 @@ class Handshake:
             negotiation.run(protocol, budget)
         except (MCPError, HTTPStatusError) as exc:
             refusal = _era.http_error(exc)
+            if refusal is not None and refusal.code in _LEGACY_REFUSALS and (
+                    protocol == _era.MODERN or protocol in MODERN_VERSIONS):
+                raise _legacy_server(protocol, refusal) from exc
             if refusal is None or refusal.code != UNSUPPORTED_VERSION:
                 raise
             # Every -32022 the era rules did not settle (a forced version, no common version, a
@@ -238,3 +241,19 @@ def _after_login(deadline: Deadline, transport: Transport) -> Deadline:
     """``deadline``, moved on by the time the transport's open spent in a person's login."""
     spent = transport.login_seconds
     return Deadline(deadline.at + spent) if spent > 0 else deadline
+
+
+# How a legacy server refuses server/discover, the first modern request: it does not know the method
+# (stdio), or (Streamable HTTP) wants an initialize first: "-32000 Server not initialized", or
+# "-32600 no session".
+_LEGACY_REFUSALS = frozenset({METHOD_NOT_FOUND, INVALID_REQUEST, -32000})
+
+
+def _legacy_server(protocol: str, refusal: MCPError) -> UnsupportedProtocolVersion:
+    """The error for ``protocol="modern"`` (or a modern version) forced on a server that does not
+    know ``server/discover``: a legacy server, which ``"auto"`` would have found and spoken to."""
+    said = f" ({refusal.message})" if refusal.message else ""
+    message = (f"The server does not speak the modern protocol: it refused server/discover with "
+               f"{refusal.code}{said}, so it is a legacy-era server; protocol={protocol!r} allows only {', '.join(MODERN_VERSIONS)}. Connect with "
+               "protocol='auto' (the default), which finds the server's era by itself, or protocol='legacy'")
+    return UnsupportedProtocolVersion("legacy", MODERN_VERSIONS, message)

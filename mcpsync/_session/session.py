@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
 
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
+from .._rpc import delivery
 from .._versions import LATEST_LEGACY_VERSION, is_modern
 from ..cancel import CancelToken
 from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, StreamBroken, TransportClosed
@@ -192,7 +193,9 @@ class Session:
         generation = self._generation
         try:
             return self._send(method, params, options)
-        except SessionExpired:
+        except SessionExpired as exc:
+            if not delivery.may_resend(exc):
+                raise  # a stream of a request the server took, whose resume found the session gone
             # The transport already dropped the stale session id: start a new session, retry once.
             self._renew_once(generation, options)
         return self._send(method, params, options)
@@ -217,7 +220,7 @@ class Session:
         """``resources/read`` of ``uri``, its raw result; an unknown resource raised as ResourceNotFound.
 
         Raises:
-            ResourceNotFound: ``-32002``, or ``-32602`` from a modern server.
+            ResourceNotFound: ``-32002`` or ``-32602``, in every era.
             and as :meth:`call`.
         """
         try:
@@ -259,6 +262,8 @@ class Session:
         try:
             return self._send(method, params, options)
         except StreamBroken as exc:
+            if not delivery.may_resend(exc):
+                raise
             return send_again(lambda again: self._send(method, params, again), method, options, started,
                               self.default_timeout, exc, self.name)
 

@@ -100,6 +100,17 @@ def _variable(body: str, source: Mapping[str, str], extra: Optional[Mapping[str,
 # -- one entry ------------------------------------------------------------------------------
 
 
+def valid_name(text: str) -> str:
+    """``text`` made a valid server name, for a name the user never chose (derived from a command).
+
+    Each character a name may not hold becomes ``_``; the result is cut to the 100 characters a
+    name may have and never starts or ends with a space; ``"server"`` when nothing is left.
+    A name that is already valid comes back unchanged.
+    """
+    cleaned = re.sub(r"[^\w .@/:+-]", "_", text)[:100].strip(" ")
+    return cleaned if _NAME.fullmatch(cleaned) else "server"
+
+
 def parse_server(name: str, entry: Any, *, source: str = "<dict>", format: str = "mcpServers",
                  environ: Optional[Mapping[str, str]] = None, base_dir: Optional[str] = None,
                  extra: Optional[Mapping[str, str]] = None, trusted: bool = True,
