@@ -82,7 +82,8 @@ class Lease:
         return None if entry is None else entry.core
 
     def release(self) -> None:
-        """Let go of the core: the last lease starts its idle time (or, in a forked child, closes it)."""
+        """Let go of the core: the last lease starts its idle time (or closes it at once when it is no longer
+        the pool's: inherited across a fork, or replaced because it broke)."""
         with _pool.lock:
             entry, self._entry = self._entry, None
             if entry is None or entry.closed:
@@ -90,12 +91,13 @@ class Lease:
             entry.refs -= 1
             if entry.refs > 0:
                 return
-            if entry.generation == _fork.generation and entry.idle_timeout > 0:
+            pooled = _pool.entries.get(entry.key) is entry  # not after a fork, nor once found broken
+            if pooled and entry.idle_timeout > 0:
                 entry.idle_until = time.monotonic() + entry.idle_timeout
                 _pool.wake_reaper_locked()
                 return
             entry.closed = True
-            if _pool.entries.get(entry.key) is entry:
+            if pooled:
                 del _pool.entries[entry.key]
         _close(entry)
 
@@ -158,26 +160,50 @@ def _close(entry: _Entry) -> None:
         log.exception("Closing an idle shared connection failed")
 
 
-def acquire(key: bytes, build: Callable[[], Tuple[Any, float]]) -> Tuple[Any, Lease]:
+def acquire(key: bytes, build: Callable[[], Tuple[Any, float]],
+            usable: Callable[[Any], bool]) -> Tuple[Any, Lease]:
     """The live core for ``key`` and a new lease on it; ``build()`` gives a new core and its idle timeout
-    when there is none.
+    when there is none, or when ``usable(core)`` says the pool's is broken (its server died, say: the
+    next copy must not inherit that). A broken core stays with the copies that hold it, and is closed
+    when the last lets go.
 
     ``build`` runs outside the pool's lock (it may import and run the user's unpickling code); of
     two threads building the same key at once, one core is kept and the other closed.
     """
     with _pool.lock:
-        entry = _pool.entries.get(key)
+        entry, broken = _usable_locked(key, usable)
         if entry is not None:
             return entry.core, _lease_locked(entry)
+    _close_all(broken)
     core, idle_timeout = build()
     with _pool.lock:
-        entry = _pool.entries.get(key)
+        entry, broken = _usable_locked(key, usable)
         if entry is None:
             entry = _pool.entries[key] = _Entry(key, core, idle_timeout)
             return core, _lease_locked(entry)
         lease = _lease_locked(entry)
-    _close(_Entry(key, core, idle_timeout))  # the other thread's won
+    _close_all([*broken, _Entry(key, core, idle_timeout)])  # the other thread's core won
     return entry.core, lease
+
+
+def _usable_locked(key: bytes, usable: Callable[[Any], bool]) -> Tuple[Optional[_Entry], List[_Entry]]:
+    """The pool's entry for ``key`` if its core is usable; else it leaves the pool (closed at once when
+    nobody holds it: the second item, for the caller to close outside the lock)."""
+    entry = _pool.entries.get(key)
+    if entry is None:
+        return None, []
+    if usable(entry.core):
+        return entry, []
+    del _pool.entries[key]
+    if entry.refs > 0:  # its holders close it when the last lets go
+        return None, []
+    entry.closed = True
+    return None, [entry]
+
+
+def _close_all(entries: List[_Entry]) -> None:
+    for entry in entries:
+        _close(entry)
 
 
 def _lease_locked(entry: _Entry) -> Lease:

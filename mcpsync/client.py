@@ -624,9 +624,14 @@ def _unpickle_shared(blob: bytes) -> Client:
     if not _shared.enabled():
         built: Client = build()[0]
         return built
-    core, lease = _shared.acquire(blob, build)
+    core, lease = _shared.acquire(blob, build, _usable)
     handle: Client = _shared.lend(core, lease)
     return handle
+
+
+def _usable(core: Client) -> bool:
+    """Whether new copies may share ``core``: not closed, and its connection not lost (nor failed)."""
+    return not core.transport.finished
 
 
 def connect(target: Target, **options: Any) -> Client:

@@ -627,9 +627,14 @@ def _unpickle_shared(blob: bytes) -> Manager:
     if not _shared.enabled():
         built: Manager = build()[0]
         return built
-    core, lease = _shared.acquire(blob, build)
+    core, lease = _shared.acquire(blob, build, _usable)
     handle: Manager = _shared.lend(core, lease)
     return handle
+
+
+def _usable(core: Manager) -> bool:
+    """Whether new copies may share ``core``: not closed (it reconnects its servers by itself)."""
+    return not core.closed
 
 
 def _close_all_at_exit() -> None:

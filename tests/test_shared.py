@@ -9,6 +9,7 @@ on an event, a barrier or a process's end.
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import threading
 from typing import Any, Dict, Iterator, List
@@ -173,3 +174,23 @@ def test_manager_copies_share_one_manager() -> None:
     server = servers.pop()
     until(lambda: not alive(server), 15)
     assert _shared.stats()["cores"] == 0
+
+
+def test_a_copy_unpickled_after_the_server_died_gets_a_new_one(blob: bytes) -> None:
+    """A shared connection whose server died must not be handed to the next task: before this was
+    checked, every later copy in the worker got the dead connection (TransportClosed on each call)."""
+    import signal
+
+    holder = pickle.loads(blob)  # a task still holding its copy
+    server = (holder.call_tool("echo", {"text": "a"}), holder.transport.pid)[1]
+    os.kill(server, signal.SIGKILL)
+    until(lambda: holder.transport.finished, 15)
+    later = pickle.loads(blob)  # the next task
+    try:
+        assert later.call_tool("echo", {"text": "b"}).text == "b" and later.transport.pid != server
+        with pytest.raises(mcpsync.TransportClosed):
+            holder.call_tool("echo", {"text": "c"})
+        assert _shared.stats()["cores"] == 1
+    finally:
+        later.close()
+        holder.close()  # the last holder of the broken one closes it
