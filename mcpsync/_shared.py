@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import _fork
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "ENV_OPT_OUT", "Lease", "acquire", "check_idle_timeout", "close_idle", "detach", "enabled",
-           "is_handle", "lend", "stats"]
+           "is_handle", "key_of", "lend", "stats"]
 
 log = logging.getLogger("mcpsync.shared")
 
@@ -238,14 +238,36 @@ def stats() -> Dict[str, int]:
 # -- handles: objects of the core's class whose attributes are the core's own dict ---------------------
 
 _CORE_ID = "_shared_core_id"
+_KEY = "_shared_key"
+
+
+def key_of(obj: Any, args: Tuple[Any, ...]) -> bytes:
+    """The sharing key of ``obj`` pickled as ``args``: a digest of ``args`` pickled by the standard
+    pickler, here where everything in them can be found by name (a handler defined in a driver's
+    ``__main__`` too); a core or handle keeps the key it was shared under, whatever its copies hold.
+
+    Only the key is computed this way: ``args`` themselves are pickled by whatever pickler is at
+    work (cloudpickle, under Dask and Ray, carries ``__main__`` functions by value).
+    """
+    kept = getattr(obj, "__dict__", {}).get(_KEY)
+    if isinstance(kept, bytes):
+        return kept
+    import hashlib
+    import pickle
+
+    try:
+        return hashlib.sha256(pickle.dumps(args, protocol=4)).digest()
+    except Exception:  # not picklable by name here: this pickling's copies share only with each other
+        return os.urandom(32)
 _handles_lock = threading.Lock()
 _handles: "weakref.WeakKeyDictionary[Any, weakref.finalize[Any, Any]]" = weakref.WeakKeyDictionary()
 
 
-def lend(core: Any, lease: Lease) -> Any:
-    """A new handle on ``core``: an object of its class sharing its attributes (so every method works
-    on the one connection), whose collection or :func:`detach` releases ``lease``."""
+def lend(core: Any, lease: Lease, key: bytes) -> Any:
+    """A new handle on ``core`` (shared under ``key``): an object of its class sharing its attributes (so
+    every method works on the one connection), whose collection or :func:`detach` releases ``lease``."""
     core.__dict__[_CORE_ID] = id(core)
+    core.__dict__[_KEY] = key
     handle = object.__new__(type(core))
     handle.__dict__ = core.__dict__
     finalizer = weakref.finalize(handle, lease.release)

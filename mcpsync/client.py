@@ -163,15 +163,13 @@ class Client:
     def __reduce__(self) -> Any:
         """Pickles as its transport's settings, options and handlers; unpickled, its first call connects.
 
-        With ``share`` (the default) the settings travel as one pickled blob, the key under which the
-        copies unpickled in one process share one connection (see :mod:`mcpsync._shared`).
+        With ``share`` (the default) they travel with a digest of them, the key under which the copies
+        unpickled in one process share one connection (see :mod:`mcpsync._shared`).
         """
         args = (type(self), self.transport, _lifecycle.pickled_options(self, self._session.log_level))
         if not self.share:
             return (_unpickle, args)
-        import pickle  # only while pickling: keeps `import mcpsync` light
-
-        return (_unpickle_shared, (pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL),))
+        return (_unpickle_shared, (_shared.key_of(self, args), *args))
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._session.closed else "not connected")
@@ -613,19 +611,17 @@ def _unpickle(cls: Any, transport: Transport, options: Dict[str, Any]) -> Client
     return client
 
 
-def _unpickle_shared(blob: bytes) -> Client:
-    """A copy of a client pickled with ``share``: a handle on this process's connection for its settings."""
-    import pickle
+def _unpickle_shared(key: bytes, cls: Any, transport: Transport, options: Dict[str, Any]) -> Client:
+    """A copy of a client pickled with ``share``: a handle on this process's connection for ``key``."""
+    if not _shared.enabled():
+        return _unpickle(cls, transport, options)
 
     def build() -> Any:
-        core = _unpickle(*pickle.loads(blob))
+        core = _unpickle(cls, transport, options)
         return core, core.idle_timeout
 
-    if not _shared.enabled():
-        built: Client = build()[0]
-        return built
-    core, lease = _shared.acquire(blob, build, _usable)
-    handle: Client = _shared.lend(core, lease)
+    core, lease = _shared.acquire(key, build, _usable)
+    handle: Client = _shared.lend(core, lease, key)
     return handle
 
 

@@ -181,9 +181,7 @@ class Manager:
         args = (type(self), self.config, self._settings, servers, started)
         if not self._settings.get("share", True):
             return (_unpickle, args)
-        import pickle  # only while pickling: keeps `import mcpsync` light
-
-        return (_unpickle_shared, (pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL),))
+        return (_unpickle_shared, (_shared.key_of(self, args), *args))
 
     def _resume(self) -> None:
         """The first use after fork or unpickling: start the servers as the original manager had."""
@@ -616,19 +614,18 @@ def _unpickle(cls: Any, config: Config, settings: Dict[str, Any], servers: Dict[
     return manager
 
 
-def _unpickle_shared(blob: bytes) -> Manager:
-    """A copy of a manager pickled with ``share``: a handle on this process's manager for its settings."""
-    import pickle
+def _unpickle_shared(key: bytes, cls: Any, config: Config, settings: Dict[str, Any],
+                     servers: Dict[str, Optional[ServerConfig]], started: bool) -> Manager:
+    """A copy of a manager pickled with ``share``: a handle on this process's manager for ``key``."""
+    if not _shared.enabled():
+        return _unpickle(cls, config, settings, servers, started)
 
     def build() -> Any:
-        core = _unpickle(*pickle.loads(blob))
-        return core, core._settings.get("idle_timeout", _shared.DEFAULT_IDLE_TIMEOUT)  # noqa: SLF001 the manager's own unpickler
+        return (_unpickle(cls, config, settings, servers, started),
+                settings.get("idle_timeout", _shared.DEFAULT_IDLE_TIMEOUT))
 
-    if not _shared.enabled():
-        built: Manager = build()[0]
-        return built
-    core, lease = _shared.acquire(blob, build, _usable)
-    handle: Manager = _shared.lend(core, lease)
+    core, lease = _shared.acquire(key, build, _usable)
+    handle: Manager = _shared.lend(core, lease, key)
     return handle
 
 

@@ -194,3 +194,20 @@ def test_a_copy_unpickled_after_the_server_died_gets_a_new_one(blob: bytes) -> N
     finally:
         later.close()
         holder.close()  # the last holder of the broken one closes it
+
+
+def test_separate_picklings_and_copies_of_copies_share_one_connection() -> None:
+    """The key is a digest of the settings, not of one pickled string: a task argument is pickled anew
+    for each task, and an engine may pass a copy on (pickling the copy)."""
+    original = mcpsync.Client(mcpsync.StdioTransport(DEMO[0], DEMO[1:], timeout=20), idle_timeout=0.05)
+    first = pickle.loads(pickle.dumps(original))
+    second = pickle.loads(pickle.dumps(original))
+    third = pickle.loads(pickle.dumps(second))
+    other = pickle.loads(pickle.dumps(mcpsync.Client(mcpsync.StdioTransport(DEMO[0], DEMO[1:], timeout=21))))
+    try:
+        servers = [(c.call_tool("echo", {"text": "x"}), c.transport.pid)[1] for c in (first, second, third, other)]
+        assert servers[0] == servers[1] == servers[2] != servers[3]  # other settings, another connection
+    finally:
+        for copy in (first, second, third, other):
+            copy.close()
+        original.close()
