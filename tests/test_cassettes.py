@@ -25,10 +25,11 @@ from mcpsync import CreateMessageResult, ElicitResult
 from mcpsync.testing import Cassette, CassetteError, CassetteMismatch, FakeServer, FakeServerMixin, use_cassette
 from mcpsync.transports import _seam
 
-from .conftest import PY, SERVERS
+from .conftest import PY, SERVERS, require_sdk
 from .http_fixtures import UvicornThread
 
 sys.path.insert(0, str(SERVERS))
+require_sdk()
 import era_sdk_server  # noqa: E402
 
 

@@ -28,13 +28,14 @@ import pytest
 import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 
-from .conftest import until
+from .conftest import require_sdk, until
 from .faultproxy import FaultProxy
 from .npm_peers import everything_http, free_port
 
 SERVERS = Path(__file__).parent / "servers"
 sys.path.insert(0, str(SERVERS))
 
+require_sdk()
 import era_sdk_server  # noqa: E402
 
 PATIENT = ReconnectPolicy(initial_delay=0.05, max_delay=0.2, jitter=0.0, max_attempts=1000, window=60)

@@ -18,12 +18,13 @@ import pytest
 import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 
-from .conftest import until
+from .conftest import require_sdk, until
 from .faultproxy import FaultProxy
 from .test_delivery import Uvicorn
 
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 
+require_sdk()
 import era_sdk_server  # noqa: E402
 
 pytestmark = pytest.mark.faults

@@ -203,14 +203,13 @@ def test_a_giant_message_fails_that_request_clearly(mis, response):
 
 
 @pytest.mark.parametrize("response", ["json", "sse"])
-def test_a_20mb_tool_result_arrives_in_well_under_a_second(mis, response):
+def test_a_20mb_tool_result_arrives_whole(mis, response):
+    # How fast it arrives is benchmarks/http_roundtrip.py's job (its big-SSE section): a test
+    # asserts no wall time on a shared machine; the call's timeout bounds a stuck read.
     server = mis(response=response)
     with client_for(server) as client:
-        start = time.monotonic()
         result = client.call_tool("big", {"mb": 20}, timeout=30)
-        elapsed = time.monotonic() - start
         assert len(result.text) == 20 * 1024 * 1024
-    assert elapsed < 1.0, f"20 MB took {elapsed:.2f}s"
 
 
 def test_sse_notifications_comments_and_multiline_data(mis):

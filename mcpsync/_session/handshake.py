@@ -17,7 +17,9 @@ Both carry the calling thread's OpenTelemetry trace context in ``params._meta`` 
 span is active (:mod:`mcpsync._session.tracing`; the 2025-11-25 schema gives
 ``InitializeRequestParams`` a ``_meta`` like every request's), so a server's
 spans for the handshake (and for the era probe, which is ``server/discover``)
-join the connecting thread's trace like those of every later request.
+join the connecting thread's trace like those of every later request; with an OpenTelemetry
+provider set, each is a span of its own, as ``notifications/initialized`` is
+(:mod:`mcpsync._session.telemetry`).
 
 Every step of one connect shares one :class:`~mcpsync._rpc.options.Deadline`, so
 ``connect(timeout=)`` bounds the whole connect, a fallback to another transport
@@ -50,7 +52,7 @@ from . import era as _era
 from . import meta as _meta
 from .errors import UNSUPPORTED_VERSION, version_refused
 from .session import Session
-from .tracing import with_trace_context
+from . import telemetry
 
 __all__ = ["Handshake"]
 
@@ -173,10 +175,10 @@ class Handshake:
         transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
-        result = transport.request("initialize", with_trace_context(params, session.send_baggage), options=options)
+        result = telemetry.request(session, "initialize", params, options)
         self._accept_initialize(session, result, version if exact else None)
         transport.set_protocol_version(str(session.protocol_version))
-        transport.notify("notifications/initialized")
+        telemetry.notify(session, "notifications/initialized")
 
     def _accept_initialize(self, session: Session, result: Any, exact: Optional[str]) -> None:
         if not isinstance(result, dict):
@@ -197,8 +199,7 @@ class Handshake:
         transport.set_protocol_version(version)
         self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
-        result = transport.request("server/discover", with_trace_context(params, session.send_baggage),
-                                   options=options)
+        result = telemetry.request(session, "server/discover", params, options)
         if not isinstance(result, dict):
             raise ProtocolError("server/discover returned a non-object result")
         return result

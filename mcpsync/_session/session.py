@@ -45,7 +45,7 @@ from .callbacks import PROGRESS_SIGNATURE, check_callback
 from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .resend import send_again
 from .tools import takes_header_plans
-from .tracing import with_trace_context
+from . import telemetry as _telemetry
 
 __all__ = ["Session", "SessionHandle", "call_options"]
 
@@ -111,10 +111,16 @@ class Session:
     """
 
     def __init__(self, transport: Transport, responder: Responder, *, client_info: Optional[Mapping[str, Any]],
-                 max_input_rounds: int, log_level: Optional[str], renew: Renew, send_baggage: bool = False) -> None:
+                 max_input_rounds: int, log_level: Optional[str], renew: Renew, send_baggage: bool = False,
+                 telemetry: bool = True) -> None:
         self.transport = transport
         #: Whether OpenTelemetry baggage goes into requests' ``_meta`` (trace context always does).
         self.send_baggage = send_baggage
+        #: Whether requests are OpenTelemetry spans and durations when a provider is set
+        #: (see :mod:`mcpsync._session.telemetry`).
+        self.telemetry = telemetry
+        #: When the current connect began (monotonic seconds), for ``mcp.client.session.duration``.
+        self.connect_started: Optional[float] = None
         self.responder = responder
         self.client_info = client_info
         self.max_input_rounds = max_input_rounds
@@ -204,10 +210,11 @@ class Session:
         """``transport.request``, with the errors that have a type of their own raised as that type.
 
         The calling thread's OpenTelemetry trace context, when one is active, goes into ``_meta``
-        (its baggage too, when :attr:`send_baggage`).
+        (its baggage too, when :attr:`send_baggage`); with a provider set, the request is a span
+        of its own (:mod:`mcpsync._session.telemetry`).
         """
         try:
-            return self.transport.request(method, with_trace_context(params, self.send_baggage), options=options)
+            return _telemetry.request(self, method, params, options)
         except MCPError as exc:
             if exc.code == UNSUPPORTED_VERSION:  # the server no longer speaks the version in use
                 raise version_refused(exc, str(self.protocol_version)) from exc
