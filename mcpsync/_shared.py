@@ -27,8 +27,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _fork
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT", "ENV_OPT_OUT", "Lease", "acquire", "check_idle_timeout", "close_idle", "detach", "enabled",
-           "is_handle", "key_of", "lend", "stats"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "ENV_OPT_OUT", "Lease", "acquire", "check_idle_timeout", "close_idle", "detach",
+           "enabled", "is_handle", "key_of", "lend", "stats"]
 
 log = logging.getLogger("mcpsync.shared")
 
