@@ -56,7 +56,7 @@ def enabled() -> bool:
 class _Entry:
     """One core and how many leases hold it."""
 
-    __slots__ = ("key", "core", "refs", "idle_timeout", "idle_until", "generation", "closed")
+    __slots__ = ("key", "core", "refs", "idle_timeout", "idle_until", "closed")
 
     def __init__(self, key: bytes, core: Any, idle_timeout: float) -> None:
         self.key = key
@@ -64,7 +64,6 @@ class _Entry:
         self.refs = 0
         self.idle_timeout = idle_timeout
         self.idle_until: Optional[float] = None
-        self.generation = _fork.generation
         self.closed = False
 
 
@@ -103,8 +102,10 @@ class Lease:
 
 
 class _Pool:
+    # Re-entrant: a copy's finalizer (its release) may run in the middle of any allocation, inside
+    # this lock too, when the garbage collector finds the copy in a reference cycle.
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
         self.entries: Dict[bytes, _Entry] = {}
         self.reaper: Optional[threading.Thread] = None
@@ -143,7 +144,7 @@ class _Pool:
 
     def reset_after_fork(self) -> None:
         """In a forked child: an empty pool and new locks (the parent's reaper does not exist here)."""
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
         self.entries = {}
         self.reaper = None
@@ -261,6 +262,15 @@ def key_of(obj: Any, args: Tuple[Any, ...]) -> bytes:
         return os.urandom(32)
 _handles_lock = threading.Lock()
 _handles: "weakref.WeakKeyDictionary[Any, weakref.finalize[Any, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _new_handles_lock() -> None:
+    """In a forked child: the parent's lock may have been held by a thread that does not exist here."""
+    global _handles_lock
+    _handles_lock = threading.Lock()
+
+
+_fork.on_child(_new_handles_lock)
 
 
 def lend(core: Any, lease: Lease, key: bytes) -> Any:
