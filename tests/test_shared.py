@@ -211,3 +211,24 @@ def test_separate_picklings_and_copies_of_copies_share_one_connection() -> None:
         for copy in (first, second, third, other):
             copy.close()
         original.close()
+
+
+def test_a_copy_collected_in_a_cycle_while_the_pool_is_busy(blob: bytes) -> None:
+    """The collector may find a copy in a reference cycle during any allocation, inside the pool's own
+    lock too (acquire allocates): its release must not wait for that lock for ever."""
+    copy = pickle.loads(blob)
+    cycle: List[Any] = [copy]
+    cycle.append(cycle)
+    del copy, cycle
+    done = threading.Event()
+
+    def collect_inside() -> None:
+        with _shared._pool.lock:  # as if the collection ran inside acquire()
+            gc.collect()
+        done.set()
+
+    worker = threading.Thread(target=collect_inside, name="test-shared-gc", daemon=True)
+    worker.start()
+    assert done.wait(10), "the release waited for the lock its own thread held"
+    worker.join(10)
+    assert _shared.stats() == {"cores": 1, "idle": 1}
