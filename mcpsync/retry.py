@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypeVar
 
 from ._rpc import delivery
@@ -46,7 +45,6 @@ _REFUSED_STATUSES = (429, 503)
 _TRANSIENT_STATUSES = (408, 500, 502, 504)
 
 
-@dataclass(frozen=True)
 class Retry:
     """How often and how patiently a failed call is sent again (only when that cannot duplicate work).
 
@@ -57,20 +55,46 @@ class Retry:
             for more, up to the call's timeout).
 
     Which failures are retried: see :mod:`mcpsync.retry`. Immutable, picklable, shareable.
+    (A plain class, not a dataclass: ``dataclasses`` loads ``inspect``, which `import mcpsync`
+    must not pay for.)
     """
 
-    attempts: int = 3
-    backoff: float = 0.5
-    max_backoff: float = 30.0
+    __slots__ = ("attempts", "backoff", "max_backoff")
 
-    def __post_init__(self) -> None:
-        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) or self.attempts < 1:
-            raise ValueError(f"Retry(attempts=) must be a whole number of at least 1, not {self.attempts!r}")
-        for name in ("backoff", "max_backoff"):
-            value = getattr(self, name)
+    attempts: int
+    backoff: float
+    max_backoff: float
+
+    def __init__(self, attempts: int = 3, backoff: float = 0.5, max_backoff: float = 30.0) -> None:
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+            raise ValueError(f"Retry(attempts=) must be a whole number of at least 1, not {attempts!r}")
+        for name, value in (("backoff", backoff), ("max_backoff", max_backoff)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
                     or math.isinf(value):
                 raise ValueError(f"Retry({name}=) must be a finite number of seconds, at least 0, not {value!r}")
+        object.__setattr__(self, "attempts", attempts)
+        object.__setattr__(self, "backoff", backoff)
+        object.__setattr__(self, "max_backoff", max_backoff)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Retry is immutable: make a new one instead of setting {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Retry is immutable: {name!r} cannot be deleted")
+
+    def __repr__(self) -> str:
+        return f"Retry(attempts={self.attempts!r}, backoff={self.backoff!r}, max_backoff={self.max_backoff!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Retry):
+            return NotImplemented
+        return (self.attempts, self.backoff, self.max_backoff) == (other.attempts, other.backoff, other.max_backoff)
+
+    def __hash__(self) -> int:
+        return hash((Retry, self.attempts, self.backoff, self.max_backoff))
+
+    def __reduce__(self) -> Any:
+        return (Retry, (self.attempts, self.backoff, self.max_backoff))
 
     def delay(self, failures: int) -> float:
         """Seconds to wait after the ``failures``-th failed attempt (exponential, capped)."""
