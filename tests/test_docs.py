@@ -45,6 +45,7 @@ class Block(NamedTuple):
     lang: str
     code: str
     not_run: Optional[str]
+    nth: int = 1  # the page's nth block with this first line
 
     @property
     def id(self) -> str:
@@ -52,8 +53,10 @@ class Block(NamedTuple):
 
     @property
     def key(self) -> str:
-        """The block's name in SETUP: its page and its first line (stable when lines move)."""
-        return f"{self.page}: {self.code.splitlines()[0] if self.code.strip() else ''}"
+        """The block's name in SETUP: its page and its first line (stable when lines move), and
+        " (n)" for the nth block of the page that opens with the same line."""
+        first = f"{self.page}: {self.code.splitlines()[0] if self.code.strip() else ''}"
+        return first if self.nth == 1 else f"{first} ({self.nth})"
 
 
 def doc_blocks() -> List[Block]:
@@ -71,8 +74,11 @@ def doc_blocks() -> List[Block]:
             lang = opened.group(1)
             if lang == "python" or lang in SHELL:
                 marked = NOT_RUN.match(lines[index - 1].strip()) if index else None
-                found.append(Block(str(path.relative_to(ROOT)), index + 1, lang, "\n".join(lines[index + 1:end]) + "\n",
-                                   marked.group(1) if marked else None))
+                code = "\n".join(lines[index + 1:end]) + "\n"
+                page = str(path.relative_to(ROOT))
+                opening = code.split("\n", 1)[0]
+                nth = 1 + sum(1 for block in found if block.page == page and block.code.split("\n", 1)[0] == opening)
+                found.append(Block(page, index + 1, lang, code, marked.group(1) if marked else None, nth))
             index = end + 1
     return found
 
@@ -211,10 +217,12 @@ SETUP: Dict[str, Setup] = {
     "docs/troubleshooting.md: mcpsync --debug tools -- python server.py     # start this server, list its tools, show the logs":
         Setup(prepare=_user_config("myserver")),
     "docs/deploying.md: import multiprocessing": Setup(prepare=_tasks_module),
-    "docs/deploying.md: import mcpsync": Setup(code=KILLED_LOOP, status=143),
-    # a 4-process Dask cluster (about 15 s here): with the engines' tests (python -m pytest -m engines)
+    "docs/deploying.md: import mcpsync (2)": Setup(code=KILLED_LOOP, status=143),
+    # a 4-process Dask cluster (about 15 s here) and a local Ray instance (about 10 s): with the
+    # engines' tests (python -m pytest -m engines, as .ci/run runs them)
     "docs/deploying.md: from distributed import Client as DaskClient, LocalCluster":
         Setup(marks=(pytest.mark.engines,)),
+    "docs/deploying.md: import mcpsync": Setup(marks=(pytest.mark.engines,)),
     'docs/protocol-versions.md: mcpsync.connect(argv, protocol="legacy")       # initialize at once: no probe '
     '(2025-11-25 asked)': Setup(code='config = {"mcpServers": {"demo": {"command": sys.executable, '
                                      '"args": ["server.py"]}}}\n'),
@@ -313,8 +321,8 @@ def program(block: Block) -> str:
 def test_the_setups_name_unmarked_blocks_that_exist_and_earlier_blocks_of_their_page() -> None:
     unmarked = {block.key for block in BLOCKS if block.not_run is None}
     assert not set(SETUP) - unmarked, sorted(set(SETUP) - unmarked)
-    named = [block.key for block in BLOCKS if block.key in SETUP]
-    assert len(named) == len(set(named)), "a SETUP key names two blocks: their first lines are the same"
+    keys = [block.key for block in BLOCKS]
+    assert len(keys) == len(set(keys)), "two blocks have one key"
     for key, setup in SETUP.items():
         for earlier in setup.follows:
             assert earlier in BY_KEY and BY_KEY[earlier].page == BY_KEY[key].page, (key, earlier)
