@@ -233,7 +233,8 @@ def test_process_pool_executor(method: str, demo: mcpsync.Client, demo_manager: 
     server = demo.transport.pid
     options: Dict[str, Any] = {"mp_context": multiprocessing.get_context(method),
                                "initializer": fork_tasks.install, "initargs": (demo, demo_manager)}
-    recycle = method != "fork"  # recycling workers needs a start method other than fork
+    # Recycling workers needs a start method other than fork, and Python 3.11's max_tasks_per_child.
+    recycle = method != "fork" and sys.version_info >= (3, 11)
     if recycle:
         options["max_tasks_per_child"] = 2
     with concurrent.futures.ProcessPoolExecutor(2, **options) as pool:
