@@ -39,6 +39,10 @@ def build_counting_server() -> Any:
         await anyio.sleep(seconds)
         return f"{tag} ran {runs}"
 
+    @server.tool(description="How many times work ran for tag (for a server in another process).")
+    async def runs(tag: str) -> str:
+        return str(RUNS[tag])
+
     return server
 
 

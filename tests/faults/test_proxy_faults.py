@@ -15,10 +15,11 @@ The table of outcomes is in docs/reliability.md.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
@@ -27,6 +28,7 @@ from mcpsync import Manager, ReconnectPolicy, RequestTimeout, TransportError
 from mcpsync.exceptions import StreamBroken
 from mcpsync.transports import SSETransport, StreamableHTTPTransport
 
+from ..conftest import LogWatch, until
 from .conftest import OUTCOMES, RUNS, TS_MISSING
 from .proxy import FaultProxy
 
@@ -149,8 +151,9 @@ def expected_runs(fault: str, row: Row) -> "tuple[int, int]":
     """(least, most) runs of the call the server may make under ``fault``."""
     if fault in ("refuse", "black-hole"):
         return 0, 0  # nothing reached the server
-    if fault in ("cut-head", "cut-body", "reset") and row.modern:
-        return 1, 2  # 2026-07-28: a broken response stream is sent again, once, as a new request
+    # A cut or a reset may land before the server started the tool (it then sees its client gone): 0 runs.
+    if fault in ("cut-head", "cut-body", "reset"):
+        return 0, 2 if row.modern else 1  # 2026-07-28: a broken response stream is sent again, once, as a new request
     return 1, 1
 
 
@@ -254,3 +257,103 @@ def test_a_manager_call_under_a_fault_ends_by_its_deadline_typed_runs_once_and_r
         healed = timed(lambda: manager.call_tool(qualified, arguments, timeout=15))
         assert healed.error is None, f"after healing: {healed.error!r}"
         assert row.answer(again) in healed.result.text
+
+
+# -- an outage mid-call: the server goes away while it runs the tool, and comes back -------------------------
+
+OUTAGE = 2.0  # how long connects are refused (longer than the 1 s before a legacy stream is resumed)
+OUTAGE_DEADLINE = 6.0
+
+
+def resume_refused(logs: LogWatch) -> bool:
+    """The client tried to resume a broken legacy stream (GET with Last-Event-ID) and was refused."""
+    messages = logs.messages("mcpsync")
+    resumed = [i for i, text in enumerate(messages) if text.startswith("Resuming the stream of request")]
+    return bool(resumed) and any("connection refused" in text for text in messages[resumed[0]:])
+
+
+def outage_mid_call(proxy: FaultProxy, row: Row, tag: str, call: Callable[[], Any], progressed: threading.Event,
+                    logs: LogWatch) -> Outcome:
+    """Start ``call``; once the server has the request (TS: and its first progress event, which carries an SSE event
+    id, came back), refuse every connection (open ones reset), until OUTAGE seconds passed, the call ended, or
+    the client's resume of the stream was refused (the server then comes back at once: the moment a client that
+    took the refused resume for "never sent" would send the call again)."""
+    outcome: List[Outcome] = []
+    thread = threading.Thread(target=lambda: outcome.append(timed(call)), name="test-outage-call")
+    thread.start()
+    try:
+        until(lambda: row.runs(tag, proxy) >= 1 or bool(outcome), 10)
+        if row.upstream == "ts":
+            progressed.wait(10)
+        proxy.refuse()
+        ended = time.monotonic() + OUTAGE
+        try:
+            until(lambda: bool(outcome) or resume_refused(logs) or time.monotonic() > ended, OUTAGE + 5)
+        finally:
+            proxy.heal()
+    finally:
+        thread.join(OUTAGE_DEADLINE + SLACK + 5)
+    assert outcome, "the call did not end"
+    return outcome[0]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.name)
+@pytest.mark.parametrize("via", ["client", "manager"])
+def test_a_server_gone_mid_call_ends_the_call_typed_runs_it_once_and_is_reached_again(
+        row: Row, via: str, fault_upstreams: Dict[str, Any], make_proxy: Callable[[int], FaultProxy],
+        request: pytest.FixtureRequest, logs: LogWatch) -> None:
+    if row.upstream == "ts" and via == "manager":
+        # Not strict: whether the refused resume reaches the manager as ConnectError (taken for "never sent": the
+        # call is sent again) or as TransportClosed (not sent again) is a race inside the transport; about 1 run in 3
+        # shows the double run here. Remove the mark once the resend ledger lands.
+        request.applymarker(pytest.mark.xfail(strict=False, reason=(
+            "issue 22 item 1: the manager may take a refused resume of a legacy stream (GET with Last-Event-ID) for "
+            "'never sent' and send the tools/call again after the reconnect: the server runs it twice")))
+    elif row.upstream == "sse" and not row.modern and not FAMILY_UNIFIED:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "issue 22 item 2: a legacy SSE response stream broken before its first event raises StreamBroken, a "
+            "ProtocolError outside the TransportError family")))
+    proxy = make_proxy(upstream_port(row, fault_upstreams, request))
+    tag = f"o-{uuid.uuid4().hex[:8]}"
+    name, arguments = row.call(tag, 2.0)
+    progressed = threading.Event()
+    if row.upstream == "ts":
+        arguments["steps"] = 8  # a progress event every 0.25 s: the stream has event ids before it breaks
+
+    def on_progress(progress: float, total: Optional[float], message: Optional[str]) -> None:
+        progressed.set()
+
+    again = f"a-{uuid.uuid4().hex[:8]}"
+    after_name, after_arguments = row.call(again, 0.0)
+    if via == "client":
+        client = mcpsync.Client(row.transport(proxy), protocol=row.protocol, timeout=10)
+        try:
+            client.connect()
+            outcome = outage_mid_call(proxy, row, tag,
+                                      lambda: client.call_tool(name, arguments, timeout=OUTAGE_DEADLINE,
+                                                               on_progress=on_progress), progressed, logs)
+            runs = row.runs(tag, proxy)
+            if not client.transport.connected and row.upstream == "http+sse":
+                client.close()  # HTTP+SSE: the stream was the session (see the fault matrix above)
+                client = mcpsync.Client(row.transport(proxy), protocol=row.protocol, timeout=10).connect()
+            healed = timed(lambda: client.call_tool(after_name, after_arguments, timeout=10))
+        finally:
+            client.close()
+    else:
+        kind = "sse" if row.upstream == "http+sse" else "http"
+        config = {"mcpServers": {"s": {"type": kind, "url": proxy.url(row.path)}}}
+        with Manager(config, cache=False, reconnect=QUICK, timeout=10,
+                     client_options={"protocol": row.protocol}) as manager:
+            qualified = next(tool.qualified_name for tool in manager.tools() if tool.name == name)
+            outcome = outage_mid_call(proxy, row, tag,
+                                      lambda: manager.call_tool(qualified, arguments, timeout=OUTAGE_DEADLINE,
+                                                                on_progress=on_progress), progressed, logs)
+            runs = row.runs(tag, proxy)
+            healed = timed(lambda: manager.call_tool(qualified, after_arguments, timeout=15))
+    record(via, row, "outage", outcome, runs)
+    assert outcome.elapsed <= OUTAGE_DEADLINE + SLACK, f"the call took {outcome.elapsed:.2f}s"
+    assert outcome.error is not None, "the server went away mid-call: its answer cannot have come"
+    assert isinstance(outcome.error, (TransportError, RequestTimeout)), repr(outcome.error)
+    assert runs == 1, f"the server ran the call {runs} times: it was sent again after it may have been run"
+    assert healed.error is None, f"after the outage: {healed.error!r}"
+    assert row.answer(again) in healed.result.text
