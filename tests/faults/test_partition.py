@@ -62,7 +62,19 @@ class Partition:
         run("ip", "netns", "exec", self.namespace, "ip", "link", "set", self.inner_end, "down")
 
     def up(self) -> None:
+        """Bring the link up and wait until the host reaches the server again (its neighbour entry, failed
+        during the partition, is resolved anew: until then a connect fails at once with "no route to host")."""
         run("ip", "netns", "exec", self.namespace, "ip", "link", "set", self.inner_end, "up")
+        deadline = time.monotonic() + 15
+        pause = threading.Event()
+        while True:
+            try:
+                with socket.create_connection((self.address, self.port), timeout=1):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                pause.wait(0.05)  # no event exists for "the network is back"
 
 
 def cannot_partition() -> str:
