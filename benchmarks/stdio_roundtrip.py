@@ -607,11 +607,11 @@ print("OK")
 '''
 
 
-def _time_script(path: str, runs: int, timeout: float) -> dict:
+def _time_script(path: str, runs: int, timeout: float, cmd: list | None = None, expect: str = "OK") -> dict:
     walls = []
     for i in range(runs + 1):  # first run warms the page cache / .pyc files; discarded
-        rc, out, err, wall = _run([sys.executable, path], timeout)
-        if rc != 0 or "OK" not in out:
+        rc, out, err, wall = _run(cmd or [sys.executable, path], timeout)
+        if rc != 0 or expect not in out:
             return {"ok": False, "error": "rc=%r: %s" % (rc, _tail(err, 3))}
         if i:
             walls.append(wall)
@@ -670,6 +670,7 @@ def _targets(results: dict) -> list:
     sources = {
         "raw": clients.get("raw"), "mcpsync": clients.get("mcpsync"), "official": clients.get("official"),
         "mcpsync script": scripts.get("mcpsync"), "official script": scripts.get("official"),
+        "raw script": scripts.get("raw"), "cli": scripts.get("cli"),
         "import mcpsync": imports.get("mcpsync"),
     }
 
@@ -712,7 +713,12 @@ def _targets(results: dict) -> list:
         ("mcpsync", "conc", "calls_per_s"), ("official", "conc", "calls_per_s"), ">=", 3.0, "x")
     add("script time mcpsync/official", ("mcpsync script", "official script"),
         ("mcpsync script", "median_ms"), ("official script", "median_ms"), "<=", 0.2, "x")
-    add("import mcpsync", ("import mcpsync",), ("import mcpsync", "median_ms"), None, "<", 30.0, " ms")
+    add("script time mcpsync/raw pipe loop", ("mcpsync script", "raw script"),
+        ("mcpsync script", "median_ms"), ("raw script", "median_ms"), "<=", 1.2, "x")
+    add("mcpsync tools -- ... / mcpsync script", ("cli", "mcpsync script"),
+        ("cli", "median_ms"), ("mcpsync script", "median_ms"), "<=", 1.2, "x")
+    add("import mcpsync over a bare interpreter", ("import mcpsync",), ("import mcpsync", "median_ms"), None,
+        "<=", 20.0, " ms")
     return rows
 
 
@@ -939,6 +945,11 @@ def _parent_main(args: argparse.Namespace) -> int:
                     f.write(template.format(server=SERVER))
                 _log("[script] %s x%d ..." % (name, args.runs))
                 results["script_time"][name] = _time_script(path, args.runs, args.timeout)
+            if ok_ms:  # the command line's whole run: `mcpsync tools -- python echo_server.py`
+                _log("[script] mcpsync command x%d ..." % args.runs)
+                results["script_time"]["cli"] = _time_script(
+                    "", args.runs, args.timeout, cmd=[sys.executable, "-m", "mcpsync", "tools", "--", sys.executable, SERVER],
+                    expect="echo")
 
     if "import" in only:
         for name, module, available, why in (("python", "", True, ""), ("mcpsync", "mcpsync", ok_ms, why_ms),

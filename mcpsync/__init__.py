@@ -20,6 +20,7 @@ from .cancel import CancelToken
 from .capabilities import ServerCapabilities
 from .client import Client, connect
 from .progress import ProgressBar
+from .retry import Retry
 from ._signals import SignalExit, install_signal_handlers
 from ._session.spill import SpilledResult
 from .exceptions import (
@@ -27,6 +28,7 @@ from .exceptions import (
     CapabilityError,
     ConfigError,
     ConnectError,
+    ConnectionLost,
     CrossOriginRedirect,
     EgressRefused,
     ForkedError,
@@ -40,6 +42,7 @@ from .exceptions import (
     ResourceNotFound,
     SamplingRejected,
     ServerNotConnected,
+    ServerUnreachable,
     SessionExpired,
     SkillVerificationError,
     StreamBroken,
@@ -142,6 +145,7 @@ __all__ = [
     "CompleteResult",
     "ConfigError",
     "ConnectError",
+    "ConnectionLost",
     "Content",
     "CreateMessageParams",
     "CreateMessageResult",
@@ -183,12 +187,14 @@ __all__ = [
     "ResourceList",
     "ResourceNotFound",
     "ResourceTemplate",
+    "Retry",
     "SSETransport",
     "SamplingRejected",
     "ServerCapabilities",
     "ServerConfig",
     "ServerNotConnected",
     "ServerStatus",
+    "ServerUnreachable",
     "SessionExpired",
     "SignalExit",
     "Skill",

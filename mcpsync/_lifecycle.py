@@ -46,7 +46,7 @@ __all__ = ["Parts", "build", "child_transport", "connector", "forked_first_use",
 #: The constructor options a client pickles with (the transport carries the rest, timeout included).
 _OPTIONS = ("protocol", "probe_timeout", "roots", "sampling_handler", "sampling_tools", "elicitation_handler",
             "elicitation_modes", "logging_handler", "client_info", "send_client_info", "tasks", "max_input_rounds",
-            "after_fork", "send_baggage")
+            "after_fork", "send_baggage", "telemetry", "rate_limit", "max_concurrency")
 #: Options that hold user code: checked one by one, so the error can name the one that fails.
 _HANDLERS = ("roots", "sampling_handler", "elicitation_handler", "logging_handler")
 
@@ -76,7 +76,7 @@ def build(client: Any, transport: Transport, log_level: Optional[str], router: N
         transport, Responder(cast(Any, weakref.proxy(client))),
         client_info=client.client_info if client.send_client_info else None,
         max_input_rounds=client.max_input_rounds, log_level=log_level, renew=handshake.renew,
-        send_baggage=client.send_baggage)
+        send_baggage=client.send_baggage, telemetry=client.telemetry)
     subs = Subscriptions(session)
     streams = Streams(session, subs)
     handshake.after_renewal(streams.restore)

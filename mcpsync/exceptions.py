@@ -6,7 +6,10 @@
     ├── TransportError               I/O below JSON-RPC failed
     │   ├── ConnectError             could not spawn the server or reach it
     │   │   └── ServerNotConnected   a managed server is failed, closed or not started
-    │   ├── TransportClosed          the connection is gone (text starts "Transport closed")
+    │   ├── TransportClosed          the connection is gone (.may_have_reached_server: could the request have run?)
+    │   │   └── ConnectionLost       the connection broke with a call in flight
+    │   │       ├── StreamBroken     an HTTP response stream ended before its response (also a ProtocolError)
+    │   │       └── ServerUnreachable  a call's connection was refused or timed out (also a ConnectError)
     │   ├── EgressRefused            the egress gate refused to send an HTTP request (nothing was sent)
     │   │   └── CrossOriginRedirect  (also an HTTPStatusError) a redirect to another origin, not followed
     │   └── HTTPStatusError          an HTTP response had a non-2xx status
@@ -14,7 +17,7 @@
     │       └── CrossOriginRedirect
     ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
     │   ├── UnsupportedProtocolVersion
-    │   ├── StreamBroken             an HTTP response stream ended before its response
+    │   ├── StreamBroken             (see ConnectionLost)
     │   └── SkillVerificationError   a skill file or its frontmatter does not match its entry; not used
     ├── RequestTimeout               also a builtin TimeoutError
     ├── RequestCancelled             the caller's CancelToken fired
@@ -48,6 +51,7 @@ __all__ = [
     "CapabilityError",
     "ConfigError",
     "ConnectError",
+    "ConnectionLost",
     "CrossOriginRedirect",
     "EgressRefused",
     "ForkedError",
@@ -61,6 +65,7 @@ __all__ = [
     "ResourceNotFound",
     "SamplingRejected",
     "ServerNotConnected",
+    "ServerUnreachable",
     "SessionExpired",
     "SkillVerificationError",
     "StreamBroken",
@@ -77,7 +82,14 @@ __all__ = [
 
 
 class MCPSyncError(Exception):
-    """Root of every exception raised by mcpsync itself (not by the peer)."""
+    """Root of every exception raised by mcpsync itself (not by the peer).
+
+    Attributes:
+        not_retried: for a call made with ``retry=``, why this failure was not sent again (say,
+            the call may have run and the tool is not declared safe to repeat); None otherwise.
+    """
+
+    not_retried: Optional[str] = None
 
 
 class TransportError(MCPSyncError):
@@ -91,13 +103,21 @@ class ConnectError(TransportError):
 class TransportClosed(TransportError):
     """The connection is closed; pending and later calls fail with this.
 
+    Every way a connection can end under a call in flight raises this class or a subclass
+    (:class:`ConnectionLost`, :class:`StreamBroken`, :class:`ServerUnreachable`), on every
+    transport and through a :class:`~mcpsync.Manager`.
+
     Attributes:
         returncode: the stdio server's exit status, when known.
         stderr_tail: the last lines the stdio server wrote to stderr.
-        unsent: True when no byte of the failed request was written (resending it cannot run it twice).
+        may_have_reached_server: False only when no byte of the failed request left this process
+            (the connection was refused, the pipe broke before its first byte, the client was
+            already closed): then sending it again cannot run it twice. True whenever the server
+            may have read it, and so may have run it.
+        unsent: ``not may_have_reached_server`` (the older name).
     """
 
-    unsent: bool = False
+    may_have_reached_server: bool = True
 
     def __init__(
         self,
@@ -105,13 +125,43 @@ class TransportClosed(TransportError):
         *,
         returncode: Optional[int] = None,
         stderr_tail: Sequence[str] = (),
+        may_have_reached_server: Optional[bool] = None,
     ) -> None:
         super().__init__(message)
         self.returncode = returncode
         self.stderr_tail = list(stderr_tail)
+        if may_have_reached_server is not None:
+            self.may_have_reached_server = may_have_reached_server
+
+    @property
+    def unsent(self) -> bool:
+        return not self.may_have_reached_server
+
+    @unsent.setter
+    def unsent(self, value: bool) -> None:
+        self.may_have_reached_server = not value
 
     def __reduce__(self) -> Any:
-        return (_rebuild_closed, (str(self), self.returncode, self.stderr_tail))
+        return (_rebuild_closed, (type(self), str(self), self.returncode, self.stderr_tail,
+                                  self.may_have_reached_server))
+
+
+class ConnectionLost(TransportClosed):
+    """The connection broke with a call in flight: the server died, restarted, or the network failed.
+
+    :attr:`may_have_reached_server` says whether the call may have run: a call that may have
+    reached the server is never sent again by mcpsync (a tool must not run twice); check
+    for yourself (the tool's effect) before you call it again.
+    """
+
+
+class ServerUnreachable(ConnectionLost, ConnectError):
+    """A call's connection to the server was refused or timed out: the server is down or restarting.
+
+    Also a :class:`ConnectError`. When the request's own connection was refused,
+    :attr:`may_have_reached_server` is False (nothing was sent); when the server went away
+    after it took the request (resuming its response stream was refused), it is True.
+    """
 
 
 class ForkedError(TransportClosed):
@@ -127,8 +177,9 @@ class ForkedError(TransportClosed):
         return (type(self), (str(self),))
 
 
-def _rebuild_closed(message: str, returncode: Optional[int], tail: Sequence[str]) -> TransportClosed:
-    return TransportClosed(message, returncode=returncode, stderr_tail=tail)
+def _rebuild_closed(cls: "type[TransportClosed]", message: str, returncode: Optional[int], tail: Sequence[str],
+                    reached: bool = True) -> TransportClosed:
+    return cls(message, returncode=returncode, stderr_tail=tail, may_have_reached_server=reached)
 
 
 class EgressRefused(TransportError):
@@ -233,9 +284,11 @@ class ProtocolError(MCPSyncError):
     """The peer sent something the JSON-RPC or MCP contract does not allow."""
 
 
-class StreamBroken(ProtocolError):
+class StreamBroken(ConnectionLost, ProtocolError):
     """An HTTP response stream ended before its response: a 2026-07-28 request sent once more, with a new
-    id, broke again; or a legacy stream named no event to resume from (it is not sent twice)."""
+    id, broke again; or a legacy stream named no event to resume from (it is not sent twice).
+
+    A :class:`ConnectionLost` (so a :class:`TransportClosed`); also a :class:`ProtocolError`, as before."""
 
 
 class UnsupportedProtocolVersion(ProtocolError):
@@ -373,7 +426,9 @@ class MCPError(MCPSyncError):
     http_status: Optional[int] = None
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"MCP error {code}: {message}")
+        # TypeScript-SDK servers put their own "MCP error <code>: " in the message: say it once
+        prefix = f"MCP error {code}: "
+        super().__init__(message if message.startswith(prefix) else prefix + message)
         self.code = code
         self.message = message
         self.data = data
@@ -459,7 +514,8 @@ def _rebuild_elicitation(code: int, message: str, data: Any, elicitations: Seque
 class ResourceNotFound(MCPError):
     """``resources/read`` named a resource the server does not have.
 
-    Legacy servers say so with ``-32002``, modern ones with ``-32602``; both become this.
+    Servers say so with ``-32002`` (the legacy code) or ``-32602`` (modern servers, and TypeScript-SDK
+    servers of every era); both become this, over every transport.
     """
 
 

@@ -25,9 +25,10 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
-from . import _fork
+from . import _batch, _fork
+from . import retry as _retry
 from ._live import LiveSet
 from ._fleet.index import ManagedTool, ToolIndex
 from ._fleet.policy import output_limit, required_failure, required_starting, tool_timeout, wait_for
@@ -342,6 +343,8 @@ class Manager:
         cancel: Optional[CancelToken] = None,
         on_progress: Optional[ProgressCallback] = None,
         max_output: Optional[int] = None,
+        retry: Optional[_retry.Retry] = None,
+        idempotent: Optional[bool] = None,
     ) -> CallToolResult:
         """Call a tool by its qualified name; waits for its server if it is still (re)connecting.
 
@@ -350,6 +353,9 @@ class Manager:
         reached the server (it was down, restarting, just lost) waits in that time for the reconnect
         and is sent again (once). A result with ``is_error`` is returned, not raised. ``max_output``
         (default: the server's) caps the result's size in bytes, as for :meth:`Client.call_tool`.
+        ``retry`` and ``idempotent`` as for :meth:`Client.call_tool` (the tool's annotations come from the
+        manager's tool list); each attempt gets the whole ``timeout``. The server's ``rate_limit`` and
+        ``max_concurrency`` config keys hold here: a call beyond them waits for its turn, within ``timeout``.
 
         Raises:
             UnknownToolError: no tool has that name (ToolNotAllowed: its server's config filters it out).
@@ -365,15 +371,68 @@ class Manager:
             if server is None:
                 raise UnknownToolError(qualified_name)
         budget = tool_timeout(server.config, server.timeout) if timeout is None else timeout
-        deadline = Deadline.after(budget)
-        options = CallOptions(timeout=budget, cancel=cancel, on_progress=on_progress, deadline=deadline,
-                              max_output=output_limit(server.config, max_output))
-        # The one options value, deadline included, goes to the client whole (its public call_tool would start
-        # a new clock); a call that never reached the server is sent again after the reconnect (ManagedServer.call).
-        result = server.call(lambda c, o: c._call_tool(entry.name, arguments, False, o),  # noqa: SLF001
-                             options, budget)
-        assert isinstance(result, CallToolResult)
-        return result
+        limit = output_limit(server.config, max_output)
+
+        def attempt(ids: Optional[Callable[[Any], None]]) -> CallToolResult:
+            options = CallOptions(timeout=budget, cancel=cancel, on_progress=on_progress,
+                                  deadline=Deadline.after(budget), max_output=limit, on_request_id=ids)
+            # The one options value, deadline included, goes to the client whole (its public call_tool would
+            # start a new clock); a call that never reached the server is sent again after the reconnect
+            # (ManagedServer.call).
+            result = server.call(lambda c, o: c._call_tool(entry.name, arguments, False, o),  # noqa: SLF001
+                                 options, budget)
+            assert isinstance(result, CallToolResult)
+            return result
+
+        if retry is None:
+            return attempt(None)
+
+        def repeatable() -> bool:
+            if idempotent is not None:
+                return idempotent
+            annotations = entry.tool.annotations or {}
+            return annotations.get("idempotentHint") is True or annotations.get("readOnlyHint") is True
+
+        return _retry.run(attempt, retry, repeatable=repeatable, timeout=budget, cancel=cancel, tool=qualified_name)
+
+    def map_tool(self, qualified_name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *,
+                 max_concurrency: int = 8, timeout: Optional[float] = None, return_exceptions: bool = False,
+                 retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None,
+                 progress: _batch.ProgressArg = False) -> List[Any]:
+        """:meth:`call_tool` once for each arguments mapping of ``arguments``; the results, in input order.
+
+        As :meth:`Client.map_tool` (bounded pool, ``return_exceptions``, first failure cancels the calls in
+        flight, ``progress``), each call made as :meth:`call_tool` makes it (waiting for its server, its
+        ``rate_limit`` and ``max_concurrency``).
+
+        Raises:
+            UnknownToolError: no tool has that name (before anything is sent).
+            ValueError: ``max_concurrency`` is not a whole number of at least 1.
+            and the first failure of a call (unless ``return_exceptions``).
+        """
+        return list(self._imap(qualified_name, arguments, max_concurrency, timeout, return_exceptions, retry,
+                               idempotent, progress, None))
+
+    def imap_tool(self, qualified_name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *,
+                  max_concurrency: int = 8, timeout: Optional[float] = None, return_exceptions: bool = False,
+                  retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None,
+                  progress: _batch.ProgressArg = False) -> Iterator[Any]:
+        """:meth:`map_tool`, lazily, as :meth:`Client.imap_tool` (at most ``max_concurrency`` items read ahead)."""
+        return self._imap(qualified_name, arguments, max_concurrency, timeout, return_exceptions, retry,
+                          idempotent, progress, max_concurrency)
+
+    def _imap(self, qualified_name: str, arguments: Iterable[Optional[Mapping[str, Any]]], max_concurrency: int,
+              timeout: Optional[float], return_exceptions: bool, retry: Optional[_retry.Retry],
+              idempotent: Optional[bool], progress: _batch.ProgressArg, read_ahead: Optional[int]) -> Iterator[Any]:
+        _batch.check_concurrency(max_concurrency)
+        self.tool(qualified_name)  # an unknown name fails here, not once per item
+
+        def one(item: Optional[Mapping[str, Any]], cancel: CancelToken) -> CallToolResult:
+            return self.call_tool(qualified_name, item, timeout=timeout, cancel=cancel, retry=retry,
+                                  idempotent=idempotent)
+
+        return _batch.imap(one, arguments, max_concurrency=max_concurrency, return_exceptions=return_exceptions,
+                           read_ahead=read_ahead, progress=progress, description=qualified_name)
 
     def client(self, name: str, *, timeout: Optional[float] = None) -> Client:
         """The server's connected :class:`~mcpsync.Client`, waiting up to ``timeout`` seconds for it.

@@ -38,7 +38,9 @@ from ._session import meta as _meta
 from ._session.callbacks import check_callback
 from ._session.session import SessionHandle
 from .cancel import CancelToken
-from .exceptions import CapabilityError, MCPSyncError, RequestCancelled, RequestTimeout, TransportClosed
+from .exceptions import (
+    CapabilityError, ConnectionLost, MCPSyncError, RequestCancelled, RequestTimeout, TransportClosed,
+)
 
 __all__ = ["Subscription"]
 
@@ -173,6 +175,15 @@ class _Listen:
                 log.info("[%s] The server ended the subscription stream", session.name)
                 break
             except (RequestCancelled, TransportClosed) as exc:
+                if isinstance(exc, ConnectionLost) and session.connected and self._ready.is_set() \
+                        and not self._stop.is_set():
+                    # Only this stream broke (a StreamBroken, say), not the connection: listen again.
+                    log.warning("[%s] Subscription stream broke (%s); listening again in %gs", session.name, exc,
+                                delay)
+                    if self._stop.wait(delay):
+                        break
+                    delay = min(delay * 2, _BACKOFF[1])
+                    continue
                 if not self._ready.is_set():
                     self.failure = exc
                 break

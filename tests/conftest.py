@@ -39,6 +39,13 @@ def peer_python() -> str:
     return other
 
 
+def require_sdk() -> None:
+    """Skip the calling test module where the official ``mcp`` SDK cannot be installed (Python
+    3.9, a free-threaded build): for modules that serve an SDK app in this process."""
+    pytest.importorskip("mcp", reason=f"the official mcp SDK is not installed on Python {sys.version.split()[0]} "
+                                      "(it needs 3.10+ and pydantic-core)")
+
+
 def server_argv(script: str, *args: str) -> List[str]:
     """argv that runs ``tests/servers/<script>`` (official-SDK peers: with :func:`peer_python`)."""
     python = peer_python() if script in SDK_PEERS else PY

@@ -21,10 +21,18 @@ from typing import Any, Iterator, Optional
 
 import pytest
 
+from .conftest import require_sdk
+
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 
-import era_sdk_server  # noqa: E402
-import http_sdk_server  # noqa: E402
+
+
+def _sdk(module: str) -> Any:
+    """A test server module built on the official SDK, imported in this process (its ASGI app
+    runs here under uvicorn); where the SDK cannot be installed (Python 3.9, a free-threaded
+    build) the test using it is skipped with that reason."""
+    require_sdk()
+    return __import__(module)
 
 
 class UvicornThread:
@@ -78,7 +86,7 @@ class SDKServer:
     def __init__(self, mode: str, served: UvicornThread) -> None:
         self.mode = mode
         self.served = served
-        self.url = served.url(http_sdk_server.url_path(mode))
+        self.url = served.url(_sdk("http_sdk_server").url_path(mode))
 
     @property
     def legacy(self) -> bool:
@@ -90,7 +98,7 @@ _servers: dict = {}
 
 def sdk_server_for(mode: str) -> SDKServer:
     if mode not in _servers:
-        _servers[mode] = UvicornThread(http_sdk_server.make_app(mode), name=mode).start()
+        _servers[mode] = UvicornThread(_sdk("http_sdk_server").make_app(mode), name=mode).start()
     return SDKServer(mode, _servers[mode])
 
 
@@ -103,7 +111,7 @@ def stop_sdk_servers() -> None:
 @pytest.fixture(scope="session")
 def _sdk_servers() -> Iterator[Any]:
     """Every mode's server, started (and warmed up) before any test's leak snapshot."""
-    for mode in http_sdk_server.MODES:
+    for mode in _sdk("http_sdk_server").MODES:
         sdk_server_for(mode)
     yield sdk_server_for
     stop_sdk_servers()
@@ -131,7 +139,7 @@ _era_servers: dict = {}
 def _era_sdk_servers() -> Iterator[Any]:
     """Every era server mode, started before any test's leak snapshot."""
     for mode, options in ERA_MODES.items():
-        _era_servers[mode] = UvicornThread(era_sdk_server.make_app(**options), name=f"era-{mode}").start()
+        _era_servers[mode] = UvicornThread(_sdk("era_sdk_server").make_app(**options), name=f"era-{mode}").start()
     yield _era_servers
     for served in _era_servers.values():
         served.stop()

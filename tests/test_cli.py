@@ -110,7 +110,10 @@ def test_call_prints_the_result_and_uses_documented_exit_codes(sh: Shell) -> Non
     assert dead.returncode == 4
     assert dead.stderr.startswith("mcpsync: error: MCP server not connected: dead; last error: Transport closed: "
                                   "server process exited with code 2")
-    assert len(dead.stderr.splitlines()) == 1 and "Traceback" not in dead.stderr
+    # the error line, then the server's own last stderr lines: why it died
+    assert dead.stderr.splitlines()[1:] == ["mcpsync: the last lines server 'dead' wrote to stderr:",
+                                            "  cannot start: missing config"]
+    assert "Traceback" not in dead.stderr
     debug = sh.run("call", "dead", "echo", "--debug")
     assert debug.returncode == 4 and "Traceback" in debug.stderr and "cannot start: missing config" in debug.stderr
 

@@ -228,7 +228,7 @@ def test_the_config_package_keeps_every_name_and_path_it_had_as_one_module() -> 
 
     assert mcpconfig.__all__ == ["Config", "ConfigProblem", "ConfigSource", "ServerConfig", "discover",
                                  "discovery_sources", "expand", "load", "parse_server", "revoke_trust",
-                                 "trust_file", "trust_project_file", "trusted_projects"]
+                                 "trust_file", "trust_project_file", "trusted_projects", "valid_name"]
     for name in ("from_mapping", "STDIO", "HTTP", "SSE", "PathLike", "log"):  # used outside __all__
         assert hasattr(mcpconfig, name), name
     assert (mcpconfig.STDIO, mcpconfig.HTTP, mcpconfig.SSE) == ("stdio", "http", "sse")

@@ -203,14 +203,13 @@ def test_a_giant_message_fails_that_request_clearly(mis, response):
 
 
 @pytest.mark.parametrize("response", ["json", "sse"])
-def test_a_20mb_tool_result_arrives_in_well_under_a_second(mis, response):
+def test_a_20mb_tool_result_arrives_whole(mis, response):
+    # How fast it arrives is benchmarks/http_roundtrip.py's job (its big-SSE section): a test
+    # asserts no wall time on a shared machine; the call's timeout bounds a stuck read.
     server = mis(response=response)
     with client_for(server) as client:
-        start = time.monotonic()
         result = client.call_tool("big", {"mb": 20}, timeout=30)
-        elapsed = time.monotonic() - start
         assert len(result.text) == 20 * 1024 * 1024
-    assert elapsed < 1.0, f"20 MB took {elapsed:.2f}s"
 
 
 def test_sse_notifications_comments_and_multiline_data(mis):
@@ -270,6 +269,22 @@ def test_a_listener_405_disables_it_quietly(mis, logs):
         assert not client.transport.listening
         client.ping()
     assert len([r for r in server.records if r.method == "GET"]) == 1
+
+
+def test_a_listener_404_without_a_session_disables_it_quietly(mis, logs):
+    """A server with no GET route and no sessions answers the listener with its framework's HTML 404
+    (the conformance harness's mocks do): the client stops asking, as for a 405, and says nothing at
+    WARNING. It used to ask again and again, with a warning each time, until the client closed."""
+    server = mis(session=False, get="404")
+    client = client_for(server)
+    client.on_notification("*", lambda p: None)
+    with client:
+        server.wait_for(lambda r: r.method == "GET")
+        client.transport._listener.join(5)
+        assert not client.transport.listening
+        client.ping()
+    assert len([r for r in server.records if r.method == "GET"]) == 1
+    assert not any("HTTP 404" in m for m in logs.messages())
 
 
 def test_a_dropped_listener_reconnects_after_retry_with_last_event_id(mis):

@@ -17,7 +17,7 @@ def test_all_is_sorted_and_every_name_exists():
 def test_all_is_pinned():
     expected = {
         "AudioContent", "BlobResourceContents", "CallToolResult", "CancelToken", "CapabilityError", "Client",
-        "CompleteResult", "ConnectError", "Content", "EmbeddedResource", "GetPromptResult", "HTTPStatusError",
+        "CompleteResult", "ConnectError", "ConnectionLost", "ServerUnreachable", "Content", "EmbeddedResource", "GetPromptResult", "HTTPStatusError",
         "ImageContent", "Implementation", "MCPError", "MCPSyncError", "MemoryTransport", "ProgressBar", "Prompt",
         "PromptArgument", "PromptList", "PromptMessage", "ProtocolError", "ReadResourceResult", "RequestCancelled",
         "RequestTimeout", "Resource", "ResourceContents", "ResourceLink", "ResourceList", "ResourceTemplate", "SSETransport", "SessionExpired",
@@ -53,6 +53,8 @@ def test_all_is_pinned():
         "SpilledResult", "ToolNotAllowed",
         # directories for results and secrets are private, or refused (issue 20)
         "UnsafeDirectory",
+        # batch calls and retries that cannot duplicate work (issue 25)
+        "Retry",
     }
     assert set(mcpsync.__all__) - expected == set(), "new public names: add them here deliberately"
     assert expected - set(mcpsync.__all__) == set(), "public names removed"

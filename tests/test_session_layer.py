@@ -128,8 +128,9 @@ def test_typed_errors_keep_their_http_status_and_parse_url_elicitations():
 
 
 @pytest.mark.parametrize(("code", "modern", "not_found"), [
-    (-32002, False, True), (-32602, True, True), (-32602, False, False), (-32601, True, False)])
-def test_resource_not_found_depends_on_the_code_and_the_era(code, modern, not_found):
+    (-32002, False, True), (-32602, True, True), (-32602, False, True), (-32601, True, False),
+    (-32601, False, False)])
+def test_resource_not_found_depends_on_the_code_in_every_era(code, modern, not_found):
     error = typed(mcpsync.MCPError(code, "gone"), resource_read=True, modern=modern)
     assert isinstance(error, mcpsync.ResourceNotFound) is not_found
 

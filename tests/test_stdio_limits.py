@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -164,6 +165,7 @@ def test_big_notifications_behind_a_slow_handler_are_held_within_a_byte_budget(l
 
     gc.collect()
     before = rss_bytes()
+    began = time.monotonic()
     with connect("big-notifications", "--count", str(count), "--size", str(size), timeout=60) as client:
         client.on_notification("notifications/message", slow)
         dispatcher = client.transport._engine._dispatcher
@@ -178,11 +180,14 @@ def test_big_notifications_behind_a_slow_handler_are_held_within_a_byte_budget(l
     assert held <= dispatcher.max_bytes + size + 4096
     assert len(seen) + dropped == count  # closing ran what was queued: each one delivered or counted
     assert dispatcher.dropped_for_bytes == dropped > count // 2
+    elapsed = time.monotonic() - began
     drops = [w for w in warnings_from(logs, ENGINE_LOG) if "Notification queue over its byte budget" in w]
     assert drops[0].startswith("[flood_stdio] Notification queue over its byte budget (16 MiB): dropped "
                                "notifications/message of ")
     assert drops[0].endswith("(1 dropped so far, 1 of them for bytes)")
-    assert len(drops) <= 2  # said, not shouted
+    # Said, not shouted: the first drop, then at most one line per 10 s of dropping (a loaded
+    # machine may take over 10 s to read 400 MiB) or per thousand drops.
+    assert len(drops) <= 2 + int(elapsed // 10)
 
 
 def test_big_server_requests_behind_busy_handlers_are_refused_past_a_byte_budget(logs: Any) -> None:

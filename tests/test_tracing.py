@@ -18,7 +18,7 @@ import pytest
 import mcpsync
 
 from .conftest import server_argv
-from .http_fixtures import UvicornThread, era_sdk_server
+from .http_fixtures import UvicornThread, _sdk
 
 trace = pytest.importorskip("opentelemetry.trace")
 baggage = pytest.importorskip("opentelemetry.baggage")
@@ -158,7 +158,7 @@ def recorded_servers():
     """A dual-era and a legacy-only SDK server, each behind a Recorder; started before the leak snapshot."""
     served = {}
     for mode, options in {"dual": {"json_response": True}, "legacy": {"legacy_only": True}}.items():
-        recorder = Recorder(era_sdk_server.make_app(**options))
+        recorder = Recorder(_sdk("era_sdk_server").make_app(**options))
         served[mode] = (recorder, UvicornThread(recorder, name=f"recorded-{mode}").start())
     yield served
     for _, thread in served.values():

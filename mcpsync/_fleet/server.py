@@ -24,7 +24,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional
 
+from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
+from .._session.limits import Limits
 from ..cancel import CancelToken
 from ..client import Client
 from ..config import ServerConfig
@@ -58,11 +60,14 @@ class ReconnectPolicy:
     exited, a legacy SSE stream that dropped, a Streamable HTTP server that stopped taking
     connections after it had answered (down, or restarting).
 
-    Attempt *n* (from 0) of a burst starts after
+    Attempt *n* (from 0) of an outage starts after
     ``min(max_delay, initial_delay * multiplier**n)`` seconds, changed at random
-    by up to ``jitter`` (a fraction) either way. When ``max_attempts`` attempts
-    have started within ``window`` seconds, the server is marked failed instead;
-    this also stops a server that crashes again right after each reconnect.
+    by up to ``jitter`` (a fraction) either way. When ``max_attempts`` attempts of
+    the current outage have started within ``window`` seconds, the server is marked
+    failed instead. A reconnect whose connection then stays up ``stable_after``
+    seconds ends the outage: the next loss gets the whole budget again. One that
+    drops sooner is part of the same outage, so a server that crashes right after
+    each reconnect is still given up.
     ``ReconnectPolicy(enabled=False)`` (or ``Manager(reconnect=False)``) turns
     reconnecting off.
     """
@@ -74,6 +79,7 @@ class ReconnectPolicy:
     jitter: float = 0.25
     max_attempts: int = 5
     window: float = 60.0
+    stable_after: float = 5.0
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before attempt number ``attempt`` (0 for the first) of a burst."""
@@ -194,8 +200,12 @@ class ManagedServer:
         self.generation = 0
         self.transport_kind: Optional[str] = None  # what the last connection really used ("sse" after a fallback)
         self.waiting_since = time.monotonic()  # when the current connection attempt (or its wait) began
-        self._burst: Deque[float] = collections.deque()
+        self._burst: Deque[float] = collections.deque()  # start times of this outage's attempts
+        # rate_limit / max_concurrency: one set of limits for the server, kept across its reconnects
+        self.limits = (Limits(name, config.rate_limit, config.max_concurrency)
+                       if config is not None and (config.rate_limit or config.max_concurrency) else None)
         self._failures = 0
+        self._up_since = 0.0  # monotonic time the current connection was made
         if error is not None:
             self._record_locked(error)
             self.state = FAILED
@@ -324,7 +334,10 @@ class ManagedServer:
                 # A server that stops taking connections is lost, as a stdio server that exits is:
                 # the reconnect policy applies to both.
                 transport.close_when_unreachable = True
-            client = Client(transport, timeout=self.timeout, **self.host.client_options)
+            options = self.host.client_options
+            if not config.telemetry:  # the server's "telemetry": false wins over the manager's client_options
+                options = {**options, "telemetry": False}
+            client = Client(transport, timeout=self.timeout, **options)
         except Exception as exc:  # a config the transport refuses, say an HTTP type not available
             self._attempt_failed(generation, exc, None)
             return
@@ -356,6 +369,7 @@ class ManagedServer:
                 self.client = client
                 self.transport_kind = config_type(client.transport)
                 self.connected_at = time.time()
+                self._up_since = time.monotonic()
                 self._failures = 0
                 self.reason = None
                 self.host.apply_tools_locked(self.name, tools, False)
@@ -392,6 +406,8 @@ class ManagedServer:
             self.client = None
             self._record_locked(_close_reason(client))
             log.warning("[%s] Connection lost: %s", self.name, (self.last_error or "").splitlines()[0])
+            if time.monotonic() - self._up_since >= self.host.policy.stable_after:
+                self._burst.clear()  # it was up: a new outage, with the whole budget (see ReconnectPolicy)
             self._failures = 0
             self.dead.append(client)
             retrying = self._retry_locked()
@@ -451,15 +467,22 @@ class ManagedServer:
         """
         deadline = options.deadline if options.deadline is not None else Deadline.after(budget)
         client = self.wait_client(deadline, options.cancel, budget)
-        ids = _Ids()
+        limits = self.limits
+        if limits is not None:  # the server's rate_limit and max_concurrency: wait for a turn, in the deadline
+            options = limits.enter(options._replace(deadline=deadline), budget)
         try:
-            return send(client, options._replace(on_request_id=ids))
-        except (TransportClosed, ConnectError) as exc:
-            if not _undelivered(exc, ids.count) or deadline.expired:
-                raise
-            log.info("[%s] A call never reached the server (%s); sending it again once reconnected", self.name,
-                     str(exc).splitlines()[0])
-        return send(self.wait_client(deadline, options.cancel, budget), options)
+            ids = _Ids(options.on_request_id)
+            try:
+                return send(client, options._replace(on_request_id=ids))
+            except (TransportClosed, ConnectError) as exc:
+                if not _undelivered(exc, ids.count) or deadline.expired:
+                    raise
+                log.info("[%s] A call never reached the server (%s); sending it again once reconnected", self.name,
+                         str(exc).splitlines()[0])
+            return send(self.wait_client(deadline, options.cancel, budget), options)
+        finally:
+            if limits is not None:
+                limits.leave()
 
     # -- waiting (caller threads) ----------------------------------------------------------
 
@@ -508,8 +531,9 @@ class ManagedServer:
         elapsed = time.monotonic() - self.waiting_since
         attempt = self.attempt
         hint = attempt.transport.timeout_hint() if attempt is not None else ""
-        text = (f"MCP server {self.name!r} is still {doing}, {elapsed:.1f}s after it started; this call waited "
-                f"{int(budget * 1000)}ms for it and gave up")
+        text = f"MCP server {self.name!r} is still {doing}, {elapsed:.1f}s after it started"
+        if budget > 0:  # a caller that asked not to wait (timeout=0, as the CLI does after its own wait)
+            text += f"; this call waited {int(budget * 1000)}ms for it and gave up"  # is told nothing about 0ms
         if self.last_error and self.state == RECONNECTING:
             text += f" (its last error: {self.last_error.splitlines()[0]})"
         text += f". {hint}" if hint else ""
@@ -530,22 +554,25 @@ class ManagedServer:
 class _Ids:
     """An ``on_request_id`` that counts the requests a call got ids for (any of them may have been sent)."""
 
-    __slots__ = ("count",)
+    __slots__ = ("count", "then")
 
-    def __init__(self) -> None:
+    def __init__(self, then: Optional[Callable[[Any], None]] = None) -> None:
         self.count = 0
+        self.then = then  # the caller's own on_request_id (a retry counting requests), told as well
 
-    def __call__(self, _request_id: Any) -> None:
+    def __call__(self, request_id: Any) -> None:
         self.count += 1
+        if self.then is not None:
+            self.then(request_id)
 
 
 def _undelivered(error: BaseException, requests: int) -> bool:
     """Whether a call that failed with ``error`` after ``requests`` request ids provably reached no server:
-    closed before any request was made, or its only request's connection was refused or its pipe broken
-    before any byte of it was written (nothing was sent)."""
-    if isinstance(error, ConnectError) or (isinstance(error, TransportClosed) and error.unsent):
-        return requests <= 1
-    return requests == 0
+    it got no request id (the connection was closed before it was made), or its one request never left
+    (the delivery ledger's verdict on the error, see :mod:`mcpsync._rpc.delivery`)."""
+    if requests == 0:
+        return True
+    return requests == 1 and delivery.may_resend(error, reconnect=True)
 
 
 def _closed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Client]") -> None:

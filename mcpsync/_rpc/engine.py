@@ -29,9 +29,10 @@ from .options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
 from .wire import Wire
 from .workers import DropReport, Outbox, SerialDispatcher, WorkerPool
 from ..cancel import CancelToken
-from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed
+from ..exceptions import MCPError, ProtocolError, RequestCancelled, RequestTimeout, TransportClosed, TransportError
+from . import delivery
 
-__all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "NotificationSink",
+__all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "MessageTap", "NotificationSink",
            "RequestHandler"]
 
 log = logging.getLogger("mcpsync.engine")
@@ -39,6 +40,8 @@ log = logging.getLogger("mcpsync.engine")
 DEFAULT_TIMEOUT = 30.0
 
 NotificationSink = Callable[[str, Optional[JSONObject]], None]
+#: ``tap(direction, item)``: sees every message in conversation order (see :attr:`Engine.tap`).
+MessageTap = Callable[[str, Any], None]
 ClosedFactory = Callable[[], TransportClosed]
 
 #: How long the courtesy ``notifications/cancelled`` may take to write (a full pipe must not hold the caller).
@@ -122,6 +125,18 @@ class Engine:
         #: The peer's requests: set their handlers and whether they are answered here.
         self.incoming = IncomingRequests(name, self._pool, self._write_reply, Outbox(name))
         self._drops = DropReport()
+        #: What transports saw of each failed request's delivery (see :mod:`mcpsync._rpc.delivery`):
+        #: the verdict is stamped on the error the request's caller gets.
+        self.ledger = delivery.Ledger()
+        #: ``tap(direction, item)``, or None (the default, and then it costs one None check per
+        #: message): told of every message, in conversation order, on the thread that moves it.
+        #: ``"send"`` with each outgoing message (requests, notifications, answers to the peer's
+        #: requests) just before it is written; ``"recv"`` with each decoded incoming message
+        #: before it is routed; ``"fail"`` with ``(request_id, error)`` when a transport fails
+        #: one request on its own (an HTTP status); ``"timeout"`` with ``(request_id, seconds)`` when
+        #: the caller stops waiting for an answer. It must be quick, must not block and must
+        #: not raise (a cassette recorder is the one user).
+        self.tap: Optional[MessageTap] = None
 
     # -- outgoing ---------------------------------------------------------------
 
@@ -172,7 +187,7 @@ class Engine:
         with self._lock:
             if self._closed is not None:
                 _return_lock(wake)
-                raise self._closed()
+                raise delivery.stamp(self._closed(), delivery.NEVER_LEFT)
             request_id = self._next_id
             self._next_id += 1
             self._waiters[request_id] = waiter
@@ -195,6 +210,10 @@ class Engine:
             budget = _budget(timeout, max_total_timeout)
             try:
                 self._send_by(message, start + budget, cancel)
+            except TransportError as exc:
+                if isinstance(exc, TransportClosed) and not exc.may_have_reached_server:
+                    self.ledger.record(request_id, delivery.NEVER_LEFT)  # the writer saw no byte leave
+                raise delivery.stamp(exc, self.ledger.take(request_id))
             except RequestTimeout:
                 # The server did not take the request in time (it stopped reading). It has at most
                 # part of it, which the next write completes; no cancellation is sent for it.
@@ -208,6 +227,7 @@ class Engine:
             # Remove the waiter on every path so a late response is dropped, not misrouted.
             with self._lock:
                 self._waiters.pop(request_id, None)
+            self.ledger.forget(request_id)
             if unregister is not None:
                 unregister()
             _return_lock(wake)
@@ -223,6 +243,9 @@ class Engine:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 budget = max_total if deadline >= hard_stop and max_total is not None else limit
+                tap = self.tap
+                if tap is not None:
+                    tap("timeout", (request_id, budget))
                 if notify_cancel:
                     self._abandon(request_id, "Request timed out")
                 raise self._timeout(budget, waiter.method, waiter.timeout_label)
@@ -284,6 +307,9 @@ class Engine:
 
     def _send_by(self, message: JSONObject, deadline: float, cancel: Optional[CancelToken]) -> None:
         """Write ``message``, giving up at ``deadline`` on wires whose writes can block."""
+        tap = self.tap
+        if tap is not None:
+            tap("send", message)
         if deadline == math.inf and cancel is None:
             self._write(message)
         else:
@@ -336,7 +362,10 @@ class Engine:
             waiter = self._waiters.get(request_id)
             if waiter is None or waiter.done:
                 return False
-            waiter.error = error
+            waiter.error = delivery.stamp(error, self.ledger.take(request_id))
+            tap = self.tap
+            if tap is not None:
+                tap("fail", (request_id, error))
             waiter.done = True
         _deliver(waiter)  # sets .ready before the wake-up: callers only trust .ready
         return True
@@ -364,6 +393,9 @@ class Engine:
         Raises:
             ProtocolError: ``message`` is not a JSON-RPC message (the caller logs and skips it).
         """
+        tap = self.tap
+        if tap is not None:
+            tap("recv", message)
         if type(message) is dict and "result" in message and "id" in message and "method" not in message \
                 and "error" not in message and message.get("jsonrpc") == "2.0":
             self._resolve(message)  # the common case, a plain response: what classify() would conclude
@@ -505,11 +537,11 @@ class Engine:
             if self._closed is not None:
                 return
             self._closed = error
-            waiters = [w for w in self._waiters.values() if not w.done]
-            for waiter in waiters:
-                waiter.error = error()
+            waiters = [(i, w) for i, w in self._waiters.items() if not w.done]
+            for request_id, waiter in waiters:
+                waiter.error = delivery.stamp(error(), self.ledger.take(request_id))
                 waiter.done = True
-        for waiter in waiters:
+        for _request_id, waiter in waiters:
             _deliver(waiter)
         self.incoming.cancel_all("connection closed")
 

@@ -48,13 +48,14 @@ _BY_CODE: Dict[int, Type[MCPError]] = {
 def typed(error: MCPError, *, resource_read: bool = False, modern: bool = False) -> MCPError:
     """``error`` as the exception its code calls for (``error`` itself when it has no type of its own).
 
-    ``resource_read`` says the error answered ``resources/read``: then ``-32002``, or
-    ``-32602`` from a ``modern`` server, is a :class:`~mcpsync.ResourceNotFound`.
+    ``resource_read`` says the error answered ``resources/read``: then ``-32002`` or ``-32602`` is
+    a :class:`~mcpsync.ResourceNotFound`, in every era (modern servers use ``-32602``, and so do
+    TypeScript-SDK servers of the legacy era; the request's one parameter is the URI, so an invalid
+    parameter is a URI the server does not have). ``modern`` is kept for callers that pass it.
     The caller raises the result ``from error`` when it is a new object.
     """
     kind = _BY_CODE.get(error.code)
-    if kind is None and resource_read and (error.code == RESOURCE_NOT_FOUND
-                                           or (modern and error.code == INVALID_PARAMS)):
+    if kind is None and resource_read and error.code in (RESOURCE_NOT_FOUND, INVALID_PARAMS):
         kind = ResourceNotFound
     if kind is None or isinstance(error, kind):
         return error

@@ -17,7 +17,9 @@ Both carry the calling thread's OpenTelemetry trace context in ``params._meta`` 
 span is active (:mod:`mcpsync._session.tracing`; the 2025-11-25 schema gives
 ``InitializeRequestParams`` a ``_meta`` like every request's), so a server's
 spans for the handshake (and for the era probe, which is ``server/discover``)
-join the connecting thread's trace like those of every later request.
+join the connecting thread's trace like those of every later request; with an OpenTelemetry
+provider set, each is a span of its own, as ``notifications/initialized`` is
+(:mod:`mcpsync._session.telemetry`).
 
 Every step of one connect shares one :class:`~mcpsync._rpc.options.Deadline`, so
 ``connect(timeout=)`` bounds the whole connect, a fallback to another transport
@@ -39,9 +41,9 @@ import logging
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
-from .._rpc.jsonrpc import INTERNAL_ERROR, JSONObject
+from .._rpc.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, JSONObject
 from .._rpc.options import CallOptions, Deadline
-from .._versions import SUPPORTED_VERSIONS
+from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
 from ..transports.base import Transport
 from ..capabilities import ServerCapabilities
@@ -50,7 +52,7 @@ from . import era as _era
 from . import meta as _meta
 from .errors import UNSUPPORTED_VERSION, version_refused
 from .session import Session
-from .tracing import with_trace_context
+from . import telemetry
 
 __all__ = ["Handshake"]
 
@@ -151,6 +153,9 @@ class Handshake:
             negotiation.run(protocol, budget)
         except (MCPError, HTTPStatusError) as exc:
             refusal = _era.http_error(exc)
+            if refusal is not None and refusal.code in _LEGACY_REFUSALS and (
+                    protocol == _era.MODERN or protocol in MODERN_VERSIONS):
+                raise _legacy_server(protocol, refusal) from exc
             if refusal is None or refusal.code != UNSUPPORTED_VERSION:
                 raise
             # Every -32022 the era rules did not settle (a forced version, no common version, a
@@ -170,10 +175,10 @@ class Handshake:
         transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
-        result = transport.request("initialize", with_trace_context(params, session.send_baggage), options=options)
+        result = telemetry.request(session, "initialize", params, options)
         self._accept_initialize(session, result, version if exact else None)
         transport.set_protocol_version(str(session.protocol_version))
-        transport.notify("notifications/initialized")
+        telemetry.notify(session, "notifications/initialized")
 
     def _accept_initialize(self, session: Session, result: Any, exact: Optional[str]) -> None:
         if not isinstance(result, dict):
@@ -194,8 +199,7 @@ class Handshake:
         transport.set_protocol_version(version)
         self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
-        result = transport.request("server/discover", with_trace_context(params, session.send_baggage),
-                                   options=options)
+        result = telemetry.request(session, "server/discover", params, options)
         if not isinstance(result, dict):
             raise ProtocolError("server/discover returned a non-object result")
         return result
@@ -238,3 +242,19 @@ def _after_login(deadline: Deadline, transport: Transport) -> Deadline:
     """``deadline``, moved on by the time the transport's open spent in a person's login."""
     spent = transport.login_seconds
     return Deadline(deadline.at + spent) if spent > 0 else deadline
+
+
+# How a legacy server refuses server/discover, the first modern request: it does not know the method
+# (stdio), or (Streamable HTTP) wants an initialize first: "-32000 Server not initialized", or
+# "-32600 no session".
+_LEGACY_REFUSALS = frozenset({METHOD_NOT_FOUND, INVALID_REQUEST, -32000})
+
+
+def _legacy_server(protocol: str, refusal: MCPError) -> UnsupportedProtocolVersion:
+    """The error for ``protocol="modern"`` (or a modern version) forced on a server that does not
+    know ``server/discover``: a legacy server, which ``"auto"`` would have found and spoken to."""
+    said = f" ({refusal.message})" if refusal.message else ""
+    message = (f"The server does not speak the modern protocol: it refused server/discover with "
+               f"{refusal.code}{said}, so it is a legacy-era server; protocol={protocol!r} allows only {', '.join(MODERN_VERSIONS)}. Connect with "
+               "protocol='auto' (the default), which finds the server's era by itself, or protocol='legacy'")
+    return UnsupportedProtocolVersion("legacy", MODERN_VERSIONS, message)

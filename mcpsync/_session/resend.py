@@ -21,8 +21,9 @@ import logging
 import math
 from typing import Any, Callable, Optional
 
+from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
-from ..exceptions import StreamBroken
+from ..exceptions import StreamBroken, TransportError
 
 __all__ = ["NOT_SENT_AGAIN", "send_again"]
 
@@ -48,8 +49,12 @@ def send_again(send: Callable[[CallOptions], Any], method: str, options: CallOpt
     try:
         return send(_remaining(options, started, default_timeout))
     except StreamBroken as exc:
-        raise StreamBroken(f"{method}: the response stream broke twice; the request was sent twice, with two "
-                           f"ids, and not answered ({exc})") from exc
+        raise delivery.stamp(StreamBroken(f"{method}: the response stream broke twice; the request was sent "
+                                          f"twice, with two ids, and not answered ({exc})"),
+                             delivery.MAY_HAVE_RUN) from exc
+    except TransportError as exc:
+        # Whatever became of the second request, the first one may have run: never send it a third time.
+        raise delivery.stamp(exc, delivery.MAY_HAVE_RUN)
 
 
 def _remaining(options: CallOptions, started: float, default_timeout: Optional[float]) -> CallOptions:

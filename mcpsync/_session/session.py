@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
 
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
+from .._rpc import delivery
 from .._versions import LATEST_LEGACY_VERSION, is_modern
 from ..cancel import CancelToken
 from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, StreamBroken, TransportClosed
@@ -44,7 +45,7 @@ from .callbacks import PROGRESS_SIGNATURE, check_callback
 from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .resend import send_again
 from .tools import takes_header_plans
-from .tracing import with_trace_context
+from . import telemetry as _telemetry
 
 __all__ = ["Session", "SessionHandle", "call_options"]
 
@@ -110,10 +111,16 @@ class Session:
     """
 
     def __init__(self, transport: Transport, responder: Responder, *, client_info: Optional[Mapping[str, Any]],
-                 max_input_rounds: int, log_level: Optional[str], renew: Renew, send_baggage: bool = False) -> None:
+                 max_input_rounds: int, log_level: Optional[str], renew: Renew, send_baggage: bool = False,
+                 telemetry: bool = True) -> None:
         self.transport = transport
         #: Whether OpenTelemetry baggage goes into requests' ``_meta`` (trace context always does).
         self.send_baggage = send_baggage
+        #: Whether requests are OpenTelemetry spans and durations when a provider is set
+        #: (see :mod:`mcpsync._session.telemetry`).
+        self.telemetry = telemetry
+        #: When the current connect began (monotonic seconds), for ``mcp.client.session.duration``.
+        self.connect_started: Optional[float] = None
         self.responder = responder
         self.client_info = client_info
         self.max_input_rounds = max_input_rounds
@@ -192,7 +199,9 @@ class Session:
         generation = self._generation
         try:
             return self._send(method, params, options)
-        except SessionExpired:
+        except SessionExpired as exc:
+            if not delivery.may_resend(exc):
+                raise  # a stream of a request the server took, whose resume found the session gone
             # The transport already dropped the stale session id: start a new session, retry once.
             self._renew_once(generation, options)
         return self._send(method, params, options)
@@ -201,10 +210,11 @@ class Session:
         """``transport.request``, with the errors that have a type of their own raised as that type.
 
         The calling thread's OpenTelemetry trace context, when one is active, goes into ``_meta``
-        (its baggage too, when :attr:`send_baggage`).
+        (its baggage too, when :attr:`send_baggage`); with a provider set, the request is a span
+        of its own (:mod:`mcpsync._session.telemetry`).
         """
         try:
-            return self.transport.request(method, with_trace_context(params, self.send_baggage), options=options)
+            return _telemetry.request(self, method, params, options)
         except MCPError as exc:
             if exc.code == UNSUPPORTED_VERSION:  # the server no longer speaks the version in use
                 raise version_refused(exc, str(self.protocol_version)) from exc
@@ -217,7 +227,7 @@ class Session:
         """``resources/read`` of ``uri``, its raw result; an unknown resource raised as ResourceNotFound.
 
         Raises:
-            ResourceNotFound: ``-32002``, or ``-32602`` from a modern server.
+            ResourceNotFound: ``-32002`` or ``-32602``, in every era.
             and as :meth:`call`.
         """
         try:
@@ -259,6 +269,8 @@ class Session:
         try:
             return self._send(method, params, options)
         except StreamBroken as exc:
+            if not delivery.may_resend(exc):
+                raise
             return send_again(lambda again: self._send(method, params, again), method, options, started,
                               self.default_timeout, exc, self.name)
 

@@ -11,7 +11,7 @@
 After an HTTP session was renewed, :meth:`Streams.restore` opens the GET stream
 again, subscribes again to every resource and sets the log level again. These
 requests, sent on the transport directly, carry the calling thread's trace context
-like every other (:mod:`mcpsync._session.tracing`).
+and are spans like every other (:mod:`mcpsync._session.telemetry`).
 
 Threads: any thread may call these; each blocks for the requests it sends
 (bounded by the options or timeout it is given).
@@ -27,7 +27,7 @@ from .._rpc.options import CallOptions, Deadline
 from ..exceptions import MCPSyncError
 from .notifications import LIST_CHANGED, LOG_LEVELS
 from .session import Session
-from .tracing import with_trace_context
+from . import telemetry
 
 __all__ = ["ListenStreams", "Streams"]
 
@@ -79,8 +79,8 @@ class Streams:
             self.start_listener()
         if session.log_level is not None and session.server_capabilities.logging:
             try:
-                session.transport.request("logging/setLevel", with_trace_context({"level": session.log_level}, session.send_baggage),
-                                          options=CallOptions(deadline=deadline))
+                telemetry.request(session, "logging/setLevel", {"level": session.log_level},
+                                  CallOptions(deadline=deadline))
             except MCPSyncError as exc:  # the connection is fine; only the log level did not take
                 log.warning("[%s] Could not set the log level to %r: %s", session.name, session.log_level, exc)
 
@@ -131,7 +131,6 @@ class Streams:
         with self._lock:
             uris = sorted(self._subscribed | set(self._subscriptions.legacy_uris()))
         for uri in uris:
-            session.transport.request("resources/subscribe", with_trace_context({"uri": uri}, session.send_baggage), options=options)
+            telemetry.request(session, "resources/subscribe", {"uri": uri}, options)
         if session.log_level is not None:
-            session.transport.request("logging/setLevel", with_trace_context({"level": session.log_level}, session.send_baggage),
-                                      options=options)
+            telemetry.request(session, "logging/setLevel", {"level": session.log_level}, options)

@@ -20,6 +20,7 @@ from typing import Any, Dict, Mapping, Sequence, Tuple, Union
 
 from ..exceptions import ConfigError
 from ..transports import StdioTransport, Transport, create_transport
+from ..transports._seam import hand_over
 
 __all__ = ["TRANSPORT_OPTIONS", "Target", "transport_for"]
 
@@ -68,7 +69,7 @@ def transport_for(target: Target, options: Mapping[str, Any]) -> Tuple[Transport
         raise ConfigError(_string_advice(target))
     if isinstance(target, Sequence) and not isinstance(target, (bytes, bytearray)) and target \
             and all(isinstance(a, str) for a in target):
-        return StdioTransport(target[0], list(target[1:]), **transport_options), client_options
+        return hand_over(StdioTransport(target[0], list(target[1:]), **transport_options)), client_options
     raise ConfigError(f"Cannot connect to {_what(target)}. {ACCEPTED}")
 
 

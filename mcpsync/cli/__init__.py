@@ -32,7 +32,8 @@ its connection closed; 5 timeout; 6 the server refused the request (a
 JSON-RPC error, a missing capability, a protocol violation); 130 interrupted.
 ``servers`` exits with the code of the first server that failed (3 for an
 invalid entry, 4 for one that could not start), 0 when none did.
-An error is one line on stderr (``mcpsync: error: ...``); ``--debug`` adds the
+An error is one line on stderr (``mcpsync: error: ...``), followed, when a stdio
+server died, by the last few lines it wrote to stderr; ``--debug`` adds the
 traceback and mcpsync's logs. Text from a server or a config file is shown escaped (a
 control, bidi or invisible character as ``\\x1b`` or ``\\u202e``): all output goes through
 one writer, :mod:`mcpsync.cli._output`. ``--json`` output is exact JSON.
@@ -59,7 +60,7 @@ __all__ = ["main"]
 DEFAULT_TIMEOUT = 30.0
 
 
-COMMANDS = ("servers", "tools", "call", "resources", "read", "prompts", "prompt", "skills", "skill", "trust")
+COMMANDS = ("servers", "tools", "call", "resources", "read", "prompts", "prompt", "skills", "skill", "trust", "replay")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -96,6 +97,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
             out.traceback_text("".join(traceback.format_exc()))
         out.error(out.first_line(exc) + out.timeout_advice(exc, args.timeout))
+        if not args.debug:  # the traceback above already quoted them
+            out.server_stderr(exc)
         return out.exit_code(exc)
     finally:
         restore_logging()
@@ -152,6 +155,11 @@ def _parser() -> argparse.ArgumentParser:
                                                                 "or forget them (--revoke)")
     trust.add_argument("--revoke", nargs="*", metavar="FILE", default=argparse.SUPPRESS,
                        help="forget the trust in FILE (default: this directory's project files)")
+    replay = commands.add_parser("replay", parents=[common],
+                                 help="serve a recorded cassette as a stdio MCP server (for testing other clients)")
+    replay.add_argument("cassette", metavar="CASSETTE", help="a cassette file (see use_cassette)")
+    replay.add_argument("--connection", type=int, default=0, metavar="N",
+                        help="which recorded connection to serve, numbered from 0 (default 0)")
     calls.add_parsers(commands, common)
     skills_cli.add_parsers(commands, common)
     return parser
@@ -166,6 +174,12 @@ def _version_text() -> str:
 def _run(args: argparse.Namespace, target: List[str]) -> int:
     from ..manager import Manager
 
+    if args.command == "replay":
+        if target:
+            raise out.UsageError("'replay' takes no server command")
+        from .._cassettes._serve import serve
+
+        return serve(args.cassette, args.connection)
     if args.command == "trust":
         if target:
             raise out.UsageError("'trust' takes no server command")
@@ -232,7 +246,8 @@ def _load_config(args: argparse.Namespace, target: List[str], words: calls.Words
     if target:
         from ..transports.stdio import default_name
 
-        name = default_name(target[0], target[1:])
+        # a name the user never chose must be valid whatever the command looks like
+        name = mcpconfig.valid_name(default_name(target[0], target[1:]))
         return mcpconfig.from_mapping({name: {"command": target[0], "args": target[1:]}}), name
     if server is not None and _is_url(server):
         from urllib.parse import urlsplit
@@ -296,14 +311,19 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
         table = [(r["name"], r["state"], r["transport"], str(r["tools"]) if r["state"] == "connected" else "-",
                   out.first_line(r["last_error"]) if r["last_error"] else r["source"]) for r in rows]
         out.print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), table)
+    code = out.EXIT_OK
     for row in rows:
         if row["state"] == "failed":
             try:
                 manager.client(row["name"], timeout=0)
             except MCPSyncError as exc:
-                return out.exit_code(exc.__cause__ if exc.__cause__ is not None else exc)
-            return out.EXIT_CONNECT
-    return out.EXIT_OK
+                if not args.json:
+                    out.server_stderr(exc, row["name"])
+                if code == out.EXIT_OK:
+                    code = out.exit_code(exc.__cause__ if exc.__cause__ is not None else exc)
+            else:
+                code = out.EXIT_CONNECT if code == out.EXIT_OK else code
+    return code
 
 
 def _trust(args: argparse.Namespace) -> int:
@@ -348,6 +368,7 @@ def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> i
             if wanted is not None:
                 raise
             out.warn(out.first_line(exc) + out.timeout_advice(exc, args.timeout))
+            out.server_stderr(exc, name)
             continue
         reached += 1
         rows.extend(_items(manager, client, name, args.command, args.timeout))

@@ -47,7 +47,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
                                description="Call one tool. SERVER may be an http(s) URL; with '-- COMMAND...' "
                                            "leave it out. A qualified name (mcp_<server>_<tool>, the mcp_ may be "
                                            "left out) names the server and the tool at once.")
-    call.add_argument("words", nargs="+", metavar="WORDS", help="SERVER TOOL, or QUALIFIED_TOOL; then ARGUMENTS, "
+    call.add_argument("words", nargs="*", metavar="WORDS", help="SERVER TOOL, or QUALIFIED_TOOL; then ARGUMENTS, "
                                                                  "a JSON object ('-' reads it from stdin)")
     call.add_argument("--max-output", type=int, metavar="BYTES", default=None,
                       help="cut a larger result to its head and write the whole of it to a file (its path is "
@@ -55,12 +55,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     read = commands.add_parser("read", parents=[common], usage=READ_USAGE, help="read a resource and print it",
                                description="Read one resource. Without SERVER, the server that lists URI (or "
                                            "the only one that has it) is asked.")
-    read.add_argument("words", nargs="+", metavar="WORDS", help="[SERVER] URI")
+    read.add_argument("words", nargs="*", metavar="WORDS", help="[SERVER] URI")
     prompt = commands.add_parser("prompt", parents=[common], usage=PROMPT_USAGE,
                                  help="render a prompt and print its messages",
                                  description="Render one prompt. Without SERVER, the server that lists NAME is "
                                              "asked. ARGUMENTS is a JSON object of strings.")
-    prompt.add_argument("words", nargs="+", metavar="WORDS", help="[SERVER] NAME [ARGUMENTS]")
+    prompt.add_argument("words", nargs="*", metavar="WORDS", help="[SERVER] NAME [ARGUMENTS]")
 
 
 def _looks_like_arguments(word: str) -> bool:
@@ -68,8 +68,20 @@ def _looks_like_arguments(word: str) -> bool:
 
 
 def positionals(command: str, words: List[str], target: List[str]) -> Words:
-    """Split a ``call``, ``read`` or ``prompt`` command's words (raises out.UsageError)."""
+    """Split a ``call``, ``read`` or ``prompt`` command's words (raises out.UsageError).
+
+    No words at all is our usage error, not argparse's: its "required: WORDS" names a word the
+    usage never shows. The usual cause is the tool (URI, prompt) put after ``-- COMMAND...``.
+    """
     words = list(words)
+    if not words:
+        what = {"call": "TOOL", "read": "URI", "prompt": "NAME"}[command]
+        full = {"call": CALL_USAGE, "read": READ_USAGE, "prompt": PROMPT_USAGE}[command]
+        if target:
+            raise out.UsageError(f"{command}: the {what} goes before '--': mcpsync {command} {what} "
+                                 f"{'[ARGUMENTS] ' if command != 'read' else ''}-- COMMAND... (everything after "
+                                 f"'--' is the server's command line)")
+        raise out.UsageError(f"{command}: {what} is missing; usage: {full}")
     if command == "read":
         if target:
             if len(words) != 1:

@@ -25,8 +25,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from .. import config as mcpconfig
 from .._terminal import shown, shown_json
 from ..exceptions import (
-    CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportError, UnknownServerError,
-    UnknownToolError,
+    CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportClosed, TransportError,
+    UnknownServerError, UnknownToolError,
 )
 
 EXIT_OK = 0
@@ -181,6 +181,35 @@ def timeout_advice(exc: BaseException, timeout: float) -> str:
     """For an error that is a timeout, the words that say which ``--timeout`` was waited (else "")."""
     timed_out = exit_code(exc) == EXIT_TIMEOUT
     return f" (waited --timeout {timeout:g}s; raise it if the server is only slow)" if timed_out else ""
+
+
+STDERR_TAIL_SHOWN = 5
+
+
+def stderr_tail(exc: Optional[BaseException]) -> List[str]:
+    """The last lines a stdio server wrote to stderr before its connection closed, found on
+    ``exc`` or the errors it was raised from (at most :data:`STDERR_TAIL_SHOWN`); [] when none."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, TransportClosed) and exc.stderr_tail:
+            return exc.stderr_tail[-STDERR_TAIL_SHOWN:]
+        exc = exc.__cause__ if exc.__cause__ is not None else exc.__context__
+    return []
+
+
+def server_stderr(exc: Optional[BaseException], server: Optional[str] = None) -> None:
+    """After an error line: the server's last stderr lines, which usually say why it died.
+
+    The lines are the server's own text: :func:`server_lines` scrubs and gates each one.
+    """
+    tail = stderr_tail(exc)
+    if not tail:
+        return
+    server = server or getattr(exc, "server", None)
+    whose = f"server {server!r}" if isinstance(server, str) and server else "the server"
+    line(f"mcpsync: the last lines {shown(SECRETS.scrub(whose))} wrote to stderr:", err=True)
+    server_lines(tail)
 
 
 def error(text: str) -> None:

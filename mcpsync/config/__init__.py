@@ -37,7 +37,7 @@ from ._model import STDIO as STDIO
 from ._model import Config, ConfigProblem, ConfigSource, ServerConfig
 from ._model import log as log
 from ._files import TrustProject as TrustProject
-from ._parse import expand, parse_server
+from ._parse import expand, parse_server, valid_name
 from ._parse import from_mapping as from_mapping
 from ._files import trust_project_file as trust_project_file
 from ._trust import revoke_trust, trust_file, trusted_projects
@@ -56,6 +56,7 @@ __all__ = [
     "trust_file",
     "trust_project_file",
     "trusted_projects",
+    "valid_name",
 ]
 
 # The values keep the public path they had before the split (in reprs, pickles and docs).

@@ -100,6 +100,17 @@ def _variable(body: str, source: Mapping[str, str], extra: Optional[Mapping[str,
 # -- one entry ------------------------------------------------------------------------------
 
 
+def valid_name(text: str) -> str:
+    """``text`` made a valid server name, for a name the user never chose (derived from a command).
+
+    Each character a name may not hold becomes ``_``; the result is cut to the 100 characters a
+    name may have and never starts or ends with a space; ``"server"`` when nothing is left.
+    A name that is already valid comes back unchanged.
+    """
+    cleaned = re.sub(r"[^\w .@/:+-]", "_", text)[:100].strip(" ")
+    return cleaned if _NAME.fullmatch(cleaned) else "server"
+
+
 def parse_server(name: str, entry: Any, *, source: str = "<dict>", format: str = "mcpServers",
                  environ: Optional[Mapping[str, str]] = None, base_dir: Optional[str] = None,
                  extra: Optional[Mapping[str, str]] = None, trusted: bool = True,
@@ -447,7 +458,8 @@ _SECONDS = (("startup_timeout", ("startup_timeout", "startup_timeout_sec"), ("st
 
 
 def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
-    """The manager's keys of one entry: tool filters, startup and tool timeouts, required, max_output."""
+    """The manager's keys of one entry: tool filters, startup and tool timeouts, required, max_output,
+    telemetry, rate_limit, max_concurrency."""
     keys: Dict[str, Any] = {}
     for key, spellings in _TOOL_LISTS.items():
         for spelling in spellings:
@@ -460,12 +472,27 @@ def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
                 keys[key] = _seconds(fields[spelling], spelling, scale)
                 break
     keys["required"] = _flag(fields, "required", False)
+    keys["telemetry"] = _flag(fields, "telemetry", True)
     for spelling in ("max_output", "maxOutput", "max_output_bytes"):
         if spelling in fields:
             value = fields[spelling]
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ConfigError(f'"{spelling}" must be a positive whole number of bytes, not {value!r}')
             keys["max_output"] = value
+            break
+    for spelling in ("rate_limit", "rateLimit"):
+        if spelling in fields:
+            value = fields[spelling]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ConfigError(f'"{spelling}" must be a positive number of calls per second, not {value!r}')
+            keys["rate_limit"] = float(value)
+            break
+    for spelling in ("max_concurrency", "maxConcurrency"):
+        if spelling in fields:
+            value = fields[spelling]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f'"{spelling}" must be a whole number of calls of at least 1, not {value!r}')
+            keys["max_concurrency"] = value
             break
     return keys
 

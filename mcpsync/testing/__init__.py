@@ -42,8 +42,16 @@ if TYPE_CHECKING:
     from ._recorder import RecordedRequest as RecordedRequest
     from ._server import FakeServer as FakeServer
     from ._unittest import FakeServerMixin as FakeServerMixin
+    from .._cassettes import Cassette as Cassette
+    from .._cassettes import CassetteError as CassetteError
+    from .._cassettes import CassetteMismatch as CassetteMismatch
+    from .._cassettes import use_cassette as use_cassette
 
 _LAZY = {
+    "Cassette": "_cassettes",
+    "CassetteError": "_cassettes",
+    "CassetteMismatch": "_cassettes",
+    "use_cassette": "_cassettes",
     "Context": "_context",
     "FakeServer": "_server",
     "FakeServerMixin": "_unittest",
@@ -60,7 +68,10 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpsync.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    if module == "_cassettes":
+        value = getattr(importlib.import_module("mcpsync._cassettes"), name)
+    else:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 

@@ -220,11 +220,22 @@ class Connection:
                 message.set()
                 continue
             if self._closed:
-                continue  # closed: drain the queue up to the stop mark, serving nothing
+                # Closed: drain the queue up to the stop mark. Requests are not served, but the
+                # notifications the client wrote before it closed are recorded, as a real server
+                # reads its input to the end: a cancellation written just before the close is not lost.
+                if _is_notification(message):
+                    self._serve_late(message)
+                continue
             try:
                 self._dispatch(message)
             except Exception:
                 log.exception("[%s] Failed to handle %r", self.side.name, message)
+
+    def _serve_late(self, message: JSONObject) -> None:
+        try:
+            self._dispatch(message)
+        except Exception:
+            log.exception("[%s] Failed to handle %r", self.side.name, message)
 
     def _dispatch(self, message: Any) -> None:
         if isinstance(message, list):  # a 2025-03-26 batch: serve each member
@@ -471,3 +482,8 @@ class Connection:
             self._active[request_id] = run
             ready = run.resumed
         ready.set()
+
+
+def _is_notification(message: Any) -> bool:
+    """A JSON-RPC notification (a method, no id): what a connection closed under it still records."""
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" not in message

@@ -17,6 +17,7 @@ methods block until their record arrives or the timeout passes;
 from __future__ import annotations
 
 import copy
+import os
 import threading
 from typing import (
     TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload,
@@ -206,6 +207,21 @@ class FakeServer:
     @ttl_ms.setter
     def ttl_ms(self, value: int) -> None:
         self._settings.ttl_ms = value
+
+    @classmethod
+    def from_cassette(cls, path: Union[str, "os.PathLike[str]"], *, connection: int = 0,
+                      **options: Any) -> "FakeServer":
+        """A fake server declaring the tools and resources a cassette recorded, answering as recorded.
+
+        ``connection`` picks a recorded connection (numbered from 0); ``options`` are the
+        constructor's. A tool call or read the cassette lacks returns an error result.
+
+        Raises:
+            CassetteError: the cassette is unreadable, or has no such connection.
+        """
+        from ._from_cassette import load_cassette
+
+        return load_cassette(cls(**options), os.fspath(path), connection)
 
     # -- declaring ---------------------------------------------------------------------------
 

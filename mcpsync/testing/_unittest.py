@@ -7,9 +7,13 @@ block; a failure is raised as the test case's ``failureException``.
 from __future__ import annotations
 
 import unittest
-from typing import Any, Optional, cast
+import os
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 from ._server import FakeServer
+
+if TYPE_CHECKING:
+    from .._cassettes import Cassette
 
 __all__ = ["FakeServerMixin"]
 
@@ -35,6 +39,20 @@ class FakeServerMixin:
     """
 
     fake_server: Optional[FakeServer] = None
+
+    def use_cassette(self, path: "Union[str, os.PathLike[str]]", **options: Any) -> "Cassette":
+        """Run the rest of this test (and its cleanups after this one) inside a cassette.
+
+        ``options`` are :func:`mcpsync.testing.use_cassette`'s. Call it in ``setUp`` (or at the
+        start of a test); the cassette is closed (and a recording written) when the test ends,
+        after the cleanups registered later, such as a client's close.
+        """
+        from .._cassettes import use_cassette
+
+        cassette = use_cassette(path, **options)
+        cassette.__enter__()
+        cast(unittest.TestCase, self).addCleanup(cassette.__exit__, None, None, None)
+        return cassette
 
     def useFakeServer(self, server: FakeServer) -> FakeServer:
         """Make ``server`` the one the assertions check, and close it when the test ends."""

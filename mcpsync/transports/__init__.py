@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from . import _seam
 from .base import Transport
 from .memory import MemoryTransport
 from .sse import SSETransport
@@ -33,6 +34,10 @@ def create_transport(config: Dict[str, Any], **options: Any) -> Transport:
     Raises:
         ValueError: the config is incomplete or names an unknown type.
     """
+    return _seam.hand_over(_build(config, options))
+
+
+def _build(config: Dict[str, Any], options: Dict[str, Any]) -> Transport:
     if not isinstance(config, dict):
         raise ValueError(f"A server config must be a dict, not {type(config).__name__}")
     kind = config.get("type")

@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union
 from urllib.parse import urlsplit
 
+from .._rpc import delivery
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
@@ -24,7 +25,7 @@ from .._rpc.options import Deadline
 from .._rpc.wire import SendCancelled
 from .._rpc.workers import JobQueue
 from ..cancel import CancelToken
-from ..exceptions import MCPSyncError, ProtocolError, RequestTimeout, TransportError
+from ..exceptions import EgressRefused, MCPSyncError, ProtocolError, RequestTimeout, ServerUnreachable, TransportError
 from ._egress import OriginGate
 from ._http_io import DEFAULT_MAX_MESSAGE_SIZE, iter_chunks, translate
 from ._http_session import Exchange, check_verify, drop_inherited, new_session
@@ -204,11 +205,17 @@ class HTTPTransportBase(Transport):
         """Hand ``message`` to a pool thread. A request returns at once (its answer reaches the
         engine from that thread); a notification waits until POSTed, at most until ``deadline``."""
         if self._stop.is_set() or self._engine.closed:
+            if "method" in message and "id" in message:
+                self._engine.ledger.record(message["id"], delivery.NEVER_LEFT)
             raise self._engine.closed_error()
         if "method" in message:
             if "id" in message:
                 exchange = self._track(Exchange(message["id"]), request=True)
-                self._submit(self._run_request, message, exchange)
+                try:
+                    self._submit(self._run_request, message, exchange)
+                except MCPSyncError:
+                    self._engine.ledger.record(message["id"], delivery.NEVER_LEFT)  # never queued
+                    raise
             else:
                 self._notify(message, deadline)
         else:  # our answer to a server request (the engine decides whether to answer): POST it
@@ -270,6 +277,14 @@ class HTTPTransportBase(Transport):
             self._engine.fail_request(request_id, error)
         finally:
             self._untrack(exchange)
+
+    def _post_failed(self, request_id: Any, exc: BaseException) -> None:
+        """The POST of request ``request_id`` raised ``exc``: a connection never made sent no byte of it
+        (the ledger is told; see :mod:`mcpsync._rpc.delivery`)."""
+        error = self._translated(exc)
+        if (isinstance(error, ServerUnreachable) and not error.may_have_reached_server) or self._session is None \
+                or isinstance(error, EgressRefused):  # the gate refuses before any byte is sent
+            self._engine.ledger.record(request_id, delivery.NEVER_LEFT)  # refused, or closed before the POST
 
     def _exchange_failed(self, error: BaseException) -> None:
         """Subclass hook, on the pool thread, before a request is failed with ``error``."""

@@ -14,7 +14,11 @@ import codecs
 import re
 from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Type
 
-from ..exceptions import ConnectError, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, TransportError
+from ..exceptions import (
+    ConnectError, ConnectionLost, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, ServerUnreachable,
+    TransportError,
+)
+from ._html import element_content, strip_hidden, strip_tags
 from ._http_session import REDIRECT_BODY_LIMIT
 from ._urls import display_url
 
@@ -141,10 +145,6 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
     return cls(message, status_code=response.status_code, headers=dict(response.headers), body=body[:64 * 1024])
 
 
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
-_HEADING = re.compile(rb"<h1[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]*>")
-_HIDDEN = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 
 
 def body_summary(body: str, kind: str = "") -> str:
@@ -155,13 +155,13 @@ def body_summary(body: str, kind: str = "") -> str:
         import html  # noqa: PLC0415 (only an HTML error page needs it)
 
         raw = body.encode("utf-8", errors="replace")
-        for pattern in (_TITLE, _HEADING):
-            found = pattern.search(raw, 0, 64 * 1024)
-            if found:
-                title = " ".join(html.unescape(_TAG.sub("", found.group(1).decode("utf-8", "replace"))).split())
+        for element in (b"title", b"h1"):  # linear scans: the page is the server's (see _html)
+            found = element_content(raw, element, 64 * 1024)
+            if found is not None:
+                title = " ".join(html.unescape(strip_tags(found.decode("utf-8", "replace"), "")).split())
                 if title:
                     return f"an HTML page titled {title[:100]!r}"
-        text = " ".join(html.unescape(_TAG.sub(" ", _HIDDEN.sub(" ", body[:64 * 1024]))).split())
+        text = " ".join(html.unescape(strip_tags(strip_hidden(body[:64 * 1024], " "), " ")).split())
         if text:
             return f"an HTML page saying {text[:100] + '...' if len(text) > 100 else text!r}"
         return "an HTML page (not shown)"
@@ -210,7 +210,13 @@ def not_an_endpoint(url: str, first: HTTPStatusError, second: HTTPStatusError) -
 
 
 def translate(exc: BaseException, url: str) -> MCPSyncError:
-    """Map a requests/urllib3/OS error to the most specific mcpsync exception (chain it with ``from``)."""
+    """Map a requests/urllib3/OS error to the most specific mcpsync exception (chain it with ``from``).
+
+    A connection that could not be made (refused, timed out) is :class:`~mcpsync.ServerUnreachable`
+    with ``may_have_reached_server`` False; one that broke once made is
+    :class:`~mcpsync.ConnectionLost` (the request may have reached the server). Whether a
+    request really left is for the transport to record in its engine's ledger.
+    """
     if isinstance(exc, MCPSyncError):
         return exc
     # Lazy: ``import mcpsync`` must not load the HTTP stack (only an HTTP failure gets here).
@@ -221,7 +227,8 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
     if isinstance(exc, requests.exceptions.SSLError):
         return ConnectError(f"TLS error talking to {where}: {_tls_reason(exc)}")
     if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return ConnectError(f"Cannot connect to {where}: {_connect_reason(exc, url)}")
+        return ServerUnreachable(f"Cannot connect to {where}: {_connect_reason(exc, url)}",
+                                 may_have_reached_server=False)
     if isinstance(exc, requests.exceptions.ProxyError):
         return ConnectError(f"Cannot connect to {where} through the proxy: {_connect_reason(exc, url)} (check "
                             "the HTTPS_PROXY/HTTP_PROXY settings, or pass trust_env=False to ignore them)")
@@ -234,8 +241,11 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
         reason = exc.args[0] if exc.args else None
         cause = getattr(reason, "reason", reason)
         if isinstance(cause, (NewConnectionError, ConnectTimeoutError, ConnectionRefusedError)):
-            return ConnectError(f"Cannot connect to {where}: {_connect_reason(exc, url)}")
-        return TransportError(f"Connection to {where} lost: {_lost_reason(exc)}")
+            return ServerUnreachable(f"Cannot connect to {where}: {_connect_reason(exc, url)}",
+                                     may_have_reached_server=False)
+        return ConnectionLost(f"Connection to {where} lost: {_lost_reason(exc)}")
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return ConnectionLost(f"Connection to {where} lost: {_lost_reason(exc)}")
     if isinstance(exc, requests.exceptions.InvalidHeader):
         # requests quotes the refused value (often a token): name the header, never show the value.
         tb, header = exc.__traceback__, None
@@ -254,10 +264,8 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
 
     if isinstance(exc, ReadTimeoutError):
         return RequestTimeout(f"HTTP read from {where} timed out")
-    if isinstance(exc, (Urllib3Error, http.client.HTTPException)):
-        return TransportError(f"Connection to {where} lost: {_reason(exc)}")
-    if isinstance(exc, OSError):
-        return TransportError(f"Connection to {where} failed: {exc}")
+    if isinstance(exc, (Urllib3Error, http.client.HTTPException, OSError)):
+        return ConnectionLost(f"Connection to {where} lost: {_lost_reason(exc)}")
     return TransportError(f"HTTP exchange with {where} failed: {type(exc).__name__}: {exc}")
 
 
@@ -271,8 +279,7 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.append(current)
         yield current
-        inner = [getattr(current, "reason", None), current.args[0] if current.args else None, current.__cause__,
-                 current.__context__]
+        inner = [getattr(current, "reason", None), *current.args, current.__cause__, current.__context__]
         todo.extend(item for item in inner if isinstance(item, BaseException))
 
 
@@ -335,13 +342,27 @@ def _lost_reason(exc: BaseException) -> str:
             return "the server reset the connection"
         if isinstance(inner, BrokenPipeError):
             return "the server closed the connection while the request was sent"
+        if isinstance(inner, http.client.IncompleteRead) or type(inner).__name__ == "InvalidChunkLength":
+            read, more = getattr(inner, "partial", None), getattr(inner, "expected", None)
+            read = len(read) if isinstance(read, bytes) else read
+            counts = f" ({read} bytes read, {more} more expected)" if isinstance(read, int) and \
+                isinstance(more, int) else ""
+            return f"the server closed the connection in the middle of its response{counts}"
+    for inner in _chain(exc):
+        if isinstance(inner, OSError) and inner.strerror:
+            return inner.strerror
+    first = exc.args[0] if exc.args else None
+    if len(exc.args) > 1 and isinstance(first, str):  # urllib3's ("Connection broken: ...", inner): no tuple repr
+        return _reason(ValueError(first))
     return _reason(exc)
 
 
 def _reason(exc: BaseException) -> str:
     # urllib3 quotes the request's path with its query ("... with url: /mcp?key=..."): a query may
-    # hold a secret, and this text ends up in logs, statuses and the CLI, so it is cut out.
-    text = _QUERY.sub(r"\1?...", str(exc))
+    # hold a secret, and this text ends up in logs, statuses and the CLI, so it is cut out. The text
+    # is cut to 4 KiB first: the path may be a server's (a redirect's), and the pattern tries each
+    # "http://" in it against the rest (a 64 KiB path of them took 16 s); only 300 characters are kept.
+    text = _QUERY.sub(r"\1?...", str(exc)[:4096])
     return text if len(text) <= 300 else text[:300] + "..."
 
 

@@ -33,7 +33,7 @@ from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.wire import SendCancelled
 from ..cancel import CancelToken
-from ..exceptions import RequestCancelled, RequestTimeout, TransportClosed
+from ..exceptions import ConnectionLost, RequestCancelled, RequestTimeout, TransportClosed
 from . import _process
 
 if not _process.IS_WINDOWS:
@@ -437,9 +437,14 @@ class PipeWriter:
         explain = self._explain_break
         error = explain(exc) if explain is not None else None
         if error is None:
-            error = TransportClosed(f"Transport closed: cannot write to the server: {exc}")
+            error = ConnectionLost(f"Transport closed: cannot write to the server: {_os_reason(exc)}")
         error.unsent = unsent  # a new error for each write (the explanation is built anew each time)
         return error
+
+
+def _os_reason(exc: BaseException) -> str:
+    """An OS error in words ("Broken pipe"), not its repr."""
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
 
 
 def _gave_up(cancel: Optional[CancelToken]) -> Exception:

@@ -20,13 +20,13 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .. import _fork
 
-from .._rpc.engine import DEFAULT_TIMEOUT, Engine, RequestHandler
+from .._rpc.engine import DEFAULT_TIMEOUT, Engine, MessageTap, RequestHandler
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from .._rpc.wire import CallWire, SendCancelled, Wire
 from .._versions import is_modern
 from ..cancel import CancelToken
-from ..exceptions import ForkedError, TransportClosed
+from ..exceptions import ConnectionLost, ForkedError, TransportClosed
 
 log = logging.getLogger("mcpsync.transport")
 
@@ -125,6 +125,7 @@ class Transport(abc.ABC):
         self._closing = False
         self._released = threading.Event()  # set once a close has released everything
         self._close_message = "Transport closed"  # what later calls are told (see _closed_error)
+        self._was_lost = False  # closed by a failure, not by close(): callers get ConnectionLost
         self._inherited_from: Optional[int] = None  # in a forked child: the pid whose connection this is
         self._opened_in: Optional[int] = None  # the pid that opened it (a fork the hook missed is caught by it)
         _fork.watch(self, "_after_fork_in_child")
@@ -255,6 +256,19 @@ class Transport(abc.ABC):
 
         A no-op here (stdio reads everything on one stream); Streamable HTTP opens its GET stream.
         """
+
+    def set_message_tap(self, tap: "Optional[MessageTap]") -> None:
+        """See every message of this connection, in conversation order (see ``Engine.tap``); None stops it.
+
+        Recording a cassette is what this is for; a transport that hands over to another
+        (:meth:`fallback_for`) hands its tap over too.
+        """
+        self._engine.tap = tap
+
+    @property
+    def message_tap(self) -> "Optional[MessageTap]":
+        """The tap set by :meth:`set_message_tap`, or None."""
+        return self._engine.tap
 
     def fallback_for(self, error: BaseException) -> "Optional[Transport]":
         """Another transport to try when connecting failed with ``error``, or None.
@@ -398,6 +412,7 @@ class Transport(abc.ABC):
         polite part (which may take up to the shutdown timeouts); a lost connection
         fails them after the release, with the error that says what happened.
         """
+        self._was_lost = cause is not None
         if cause is None:
             # A deliberate close: fail the waiters now, not after the polite shutdown below.
             self._engine.fail_pending(self._closed_error)
@@ -412,8 +427,9 @@ class Transport(abc.ABC):
         return "Transport closed" if cause is None else f"Transport closed: {cause}"
 
     def _closed_error(self) -> TransportClosed:
-        """The error pending and later calls get once closed (subclasses add details)."""
-        return TransportClosed(self._close_message)
+        """The error pending and later calls get once closed (subclasses add details): a
+        :class:`~mcpsync.ConnectionLost` when the connection failed, else a plain TransportClosed."""
+        return (ConnectionLost if self._was_lost else TransportClosed)(self._close_message)
 
     def _lost(self, cause: Optional[BaseException]) -> None:
         """The connection died under us (EOF, read error): close from the reader side."""

@@ -207,4 +207,8 @@ class SSETransport(HTTPTransportBase):
             response.close()
 
     def _request_exchange(self, message: JSONObject, exchange: Exchange) -> None:
-        self._post_message(message, exchange)  # the response arrives on the stream
+        try:
+            self._post_message(message, exchange)  # the response arrives on the stream
+        except BaseException as exc:
+            self._post_failed(message["id"], exc)
+            raise

@@ -18,10 +18,12 @@ import logging
 import os
 import re
 import shutil
-import subprocess
 import threading
 import weakref
-from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    import subprocess  # annotations only: it loads when a server starts
 
 from .. import _fork
 from .._live import LiveSet
@@ -29,7 +31,7 @@ from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.workers import DropReport, join_quietly
-from ..exceptions import ConnectError, ProtocolError, TransportClosed
+from ..exceptions import ConnectError, ConnectionLost, ProtocolError, TransportClosed
 from . import _exit_watch, _process
 from ._pipe_writer import PipeWriter
 from .base import Transport, safe_name, weak_method
@@ -250,7 +252,7 @@ class StdioTransport(Transport):
         if not self._lost_cause:
             return TransportClosed(self._close_message)  # a deliberate close: nothing more to say
         proc = self._proc
-        return TransportClosed(
+        return ConnectionLost(
             self._close_message,
             returncode=proc.returncode if proc is not None else None,
             stderr_tail=list(self._stderr_tail),
@@ -261,18 +263,35 @@ _LAUNCHER = re.compile(r"^(python[0-9.]*|pythonw|py|node|uv|uvx|npx|bun|deno|bas
 
 
 def default_name(command: str, args: Sequence[str]) -> str:
-    """A readable label: the script for ``python server.py``, else the command's base name."""
+    """A readable label: the script for ``python server.py``, the module for ``python -m pkg.server``,
+    else the command's base name (also for inline code: ``python -c ...``, ``node -e ...``).
+
+    A label, not a checked name: it may hold any character a path may (``server#1``); a caller
+    that needs a valid config name passes it through ``mcpsync.config.valid_name``.
+    """
     base = os.path.basename(command)
     stem = base.lower()[:-4] if base.lower().endswith(".exe") else base.lower()
     if _LAUNCHER.match(stem):
         module = False
+        skip = False
         for arg in args:
-            if arg == "-m":
+            if skip:
+                skip = False
+            elif arg in _INLINE_CODE:
+                return base  # what follows is code, not a file name
+            elif arg in _OPTION_WITH_VALUE:
+                skip = True
+            elif arg == "-m":
                 module = True
             elif not arg.startswith("-"):
                 name = str(arg).rsplit(".", 1)[-1] if module else os.path.splitext(os.path.basename(arg))[0]
                 return name or base
     return base
+
+
+# Launcher options whose next argument is code, and options whose next argument is a value (python's).
+_INLINE_CODE = frozenset(["-c", "-e", "--eval", "-p", "--print"])
+_OPTION_WITH_VALUE = frozenset(["-W", "-X", "--check-hash-based-pycs"])
 
 
 def _describe_exit(returncode: Optional[int], tail: List[str], cause: Optional[BaseException]) -> str:

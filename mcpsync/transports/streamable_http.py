@@ -35,12 +35,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
+from .._rpc import delivery
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from .._versions import is_modern
 from ..exceptions import (
-    ConnectError, HTTPStatusError, MCPError, MCPSyncError, ProtocolError, SessionExpired, StreamBroken,
-    TransportError,
+    ConnectError, ConnectionLost, HTTPStatusError, MCPError, MCPSyncError, ProtocolError, ServerUnreachable,
+    SessionExpired, StreamBroken, TransportError,
 )
 from ._headers import HeaderPlan, routing_headers
 from ._http import HTTPTransportBase
@@ -235,12 +236,21 @@ class StreamableHTTPTransport(HTTPTransportBase):
         modern = self._modern
         if modern:  # 2026-07-28: Mcp-Method, Mcp-Name and Mcp-Param-*, derived from this very body
             headers.update(routing_headers(message, self._header_plans))
-        response = self._post(rpc.encode(message), headers, exchange)
+        try:
+            response = self._post(rpc.encode(message), headers, exchange)
+        except BaseException as exc:
+            self._post_failed(request_id, exc)
+            raise
         parser = SSEParser(self.max_message_size)
         try:
             if modern and not 200 <= response.status_code < 300:
                 self._modern_refusal(response, request_id)
-            self._note(response, sent)
+            try:
+                self._note(response, sent)
+            except SessionExpired:
+                # The server refused the session this request named: it did not run it.
+                self._engine.ledger.record(request_id, delivery.NOT_RUN)
+                raise
             kind = media_type(response)
             if kind == _SSE:
                 self._engine.set_timeout_label(request_id, "SSE response")
@@ -256,6 +266,9 @@ class StreamableHTTPTransport(HTTPTransportBase):
             else:
                 data = read_body(response, self.max_message_size, f"The response to request {request_id}")
                 if not data.strip():
+                    if _unframed(response):
+                        raise ConnectionLost(f"No response received for request ID {request_id}: the connection "
+                                             "ended in the middle of the response's headers")
                     raise ProtocolError(f"No response received for request ID {request_id}")
                 raise ProtocolError(f"Unexpected Content-Type {kind!r} in the response to request {request_id}"
                                     + self._not_mcp(kind, data))
@@ -351,6 +364,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
             StreamBroken: a modern stream; or a legacy one that named no event to resume from.
         """
         if modern:
+            self._engine.ledger.record(request_id, delivery.RESEND_REQUIRED)  # the spec's one resend
             raise StreamBroken(f"The response stream of request {request_id} ended before its response; "
                                "a 2026-07-28 stream cannot be resumed")
         while parser.last_event_id is not None:
@@ -362,9 +376,12 @@ class StreamableHTTPTransport(HTTPTransportBase):
             sent = headers.get("Mcp-Session-Id")
             log.debug("[%s] Resuming the stream of request %r after event %r", self.name, request_id,
                       parser.last_event_id)
-            response = self._get(headers, exchange)
             try:
+                response = self._get(headers, exchange)
                 self._note(response, sent)
+            except BaseException as exc:
+                raise self._resume_failed(request_id, exc) from exc
+            try:
                 if media_type(response) != _SSE:
                     raise ProtocolError(f"Resuming the stream of request {request_id}: expected an event stream, "
                                         f"got Content-Type {media_type(response)!r}")
@@ -376,6 +393,18 @@ class StreamableHTTPTransport(HTTPTransportBase):
                 response.close()
         raise StreamBroken(f"No response received for request ID {request_id}: its stream ended before the "
                            "response and named no event to resume from (the request is not sent twice)")
+
+    def _resume_failed(self, request_id: Any, exc: BaseException) -> BaseException:
+        """The error of a request whose stream broke and could not be resumed. The server took the
+        request (it answered the POST), so it may have run it: it is never sent again."""
+        error = self._translated(exc)
+        if not isinstance(error, Exception):
+            return error  # KeyboardInterrupt, SystemExit
+        why = f"The response stream of request {request_id} broke and could not be resumed ({error})"
+        how = "; the server may have run the request, so it is not sent again"
+        if isinstance(error, ConnectError):  # refused: the server is down or restarting (a manager reconnects)
+            return ServerUnreachable(why + how, may_have_reached_server=True)
+        return ConnectionLost(why + how)
 
     # -- notifications and replies ---------------------------------------------------------------
 
@@ -467,8 +496,12 @@ class StreamableHTTPTransport(HTTPTransportBase):
             response = self._get(headers, exchange)
             answered.set()
             try:
-                if response.status_code == 405:
-                    log.debug("[%s] The server offers no GET stream (405); not listening", self.name)
+                if response.status_code == 405 or (response.status_code == 404 and sent is None):
+                    # 405 is the spec's "no GET stream here"; a 404 to a GET that named no session says
+                    # the same (a web framework's default for a route it lacks). Asking again and again
+                    # would only keep talking to a server that has nothing to say on GET.
+                    log.debug("[%s] The server offers no GET stream (%d); not listening", self.name,
+                              response.status_code)
                     self._listener_disabled = True
                     return None
                 try:
@@ -553,7 +586,18 @@ class StreamableHTTPTransport(HTTPTransportBase):
         alternate.on_notification = self.on_notification
         alternate.on_error, self.on_error = self.on_error, None
         alternate.on_close, self.on_close = self.on_close, None
+        tap = self.message_tap
+        if tap is not None:  # a recording goes on through the transport that takes over
+            tap("switch", alternate.kind)
+            alternate.set_message_tap(tap)
         return alternate
+
+
+def _unframed(response: "requests.Response") -> bool:
+    """A response with neither a Content-Type, a Content-Length nor a Transfer-Encoding: its headers were cut
+    off (the connection ended inside them), not an empty answer a server chose to send."""
+    headers = response.headers
+    return not any(name in headers for name in ("Content-Type", "Content-Length", "Transfer-Encoding"))
 
 
 def _error_body(response: "requests.Response") -> bytes:

@@ -15,7 +15,7 @@ Server options
                                with a session id the server does not know gets 404
     status=(code, body, hdrs)  answer every POST with this status (500, 502, 401, 405, ...)
     delete_status=200          the answer to DELETE
-    get="405"|"stream"         GET /mcp: 405, or an SSE stream open until stop/expiry
+    get="405"|"404"|"stream"   GET /mcp: 405, a web framework's HTML 404, or an SSE stream open until stop/expiry
     get_retry_ms=None          a retry field sent first on each GET stream
     legacy=False               2024-11-05 mode: POST /mcp -> 405 (legacy_post_status); GET -> SSE with an
                                endpoint event; POST <endpoint> -> 202, answers on the stream
@@ -311,6 +311,10 @@ class _Handler(BaseHTTPRequestHandler):
         if owner.session and session is not None and session not in owner.sessions:
             return self.send_json({"jsonrpc": "2.0", "id": None, "error": {"code": -32600,
                                                                           "message": "Session not found"}}, 404)
+        if owner.get == "404":  # what Express answers for a route it lacks
+            return self.send_empty(404, {"Content-Type": "text/html; charset=utf-8"},
+                                   b"<!DOCTYPE html><html><head><title>Error</title></head>"
+                                   b"<body><pre>Cannot GET /mcp</pre></body></html>")
         if owner.get != "stream":
             return self.send_empty(405, {"Allow": "POST, DELETE"})
         self.start_stream()

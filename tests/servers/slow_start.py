@@ -5,6 +5,7 @@ Usage: ``python tests/servers/slow_start.py [options]``
 
 Options
   --delay S          sleep S seconds before answering anything (a slow start)
+  --list-delay S     sleep S seconds before answering each tools/list (a slow tool listing)
   --wait-for PATH    answer nothing until PATH exists (a start the test controls)
   --tools a,b,c      the tools listed (default: echo); each returns its ``text`` argument
   --name NAME        serverInfo name (default: slow-start)
@@ -63,6 +64,7 @@ def read_stdin(lines: "queue.Queue[Optional[bytes]]", eof: threading.Event) -> N
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--list-delay", type=float, default=0.0)
     parser.add_argument("--wait-for")
     parser.add_argument("--tools", default="echo")
     parser.add_argument("--name", default="slow-start")
@@ -106,6 +108,7 @@ def main() -> None:
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": request_id, "result": {}})
         elif method == "tools/list":
+            time.sleep(options.list_delay)
             send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": [tool_entry(t) for t in tools]}})
             if options.exit_after_list:
                 sys.stdout.flush()

@@ -1,0 +1,118 @@
+"""A FakeServer read back from a cassette: the recorded tools and resources, answering as recorded.
+
+The server's name and instructions, its tools (from ``tools/list``) and resources (from
+``resources/list``) are declared as they were listed; a tool call answers with the result
+recorded for that tool and those arguments, and a resource read with the contents recorded
+for that URI. A call the cassette did not record returns an ``isError`` result saying so
+(the fake server then records it like any other call, for the test's assertions).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
+
+from .._cassettes._errors import CassetteError
+from .._cassettes._format import read
+from ..types import CallToolResult
+
+if TYPE_CHECKING:  # the server calls this module (FakeServer.from_cassette), not the other way round
+    from ._server import FakeServer
+
+__all__ = ["load_cassette"]
+
+_WIRE_ONLY = ("_meta", "resultType", "cacheScope", "ttlMs")
+
+
+def _exchanges(path: str, connection: int) -> List[Tuple[Dict[str, Any], Dict[str, Any]]]:
+    """(request, result) pairs of the recorded connection, results matched by id."""
+    recording = read(path)
+    if not 0 <= connection < len(recording.connections):
+        raise CassetteError(f"The cassette {path} holds {len(recording.connections)} connection(s), numbered from 0: "
+                            f"there is no connection {connection}")
+    requests: Dict[Any, Dict[str, Any]] = {}
+    pairs = []
+    for event in recording.connections[connection].events:
+        messages = event.data if isinstance(event.data, list) else [event.data]
+        for message in messages:
+            if not isinstance(message, dict):
+                continue
+            if event.kind == "send" and "method" in message and "id" in message:
+                requests[message["id"]] = message
+            elif event.kind == "recv" and "method" not in message and isinstance(message.get("result"), dict):
+                request = requests.pop(message.get("id"), None)
+                if request is not None:
+                    pairs.append((request, message["result"]))
+    return pairs
+
+
+def _plain(result: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in result.items() if k not in _WIRE_ONLY}
+
+
+def load_cassette(server: "FakeServer", path: str, connection: int = 0) -> "FakeServer":
+    """Declare on ``server`` what connection ``connection`` of the cassette at ``path`` listed; returns it.
+
+    Raises:
+        CassetteError: the cassette is unreadable, or has no such connection.
+    """
+    pairs = _exchanges(path, connection)
+    calls: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    reads: Dict[str, List[Any]] = {}
+    for request, result in pairs:
+        params = request.get("params") or {}
+        method = request["method"]
+        if method in ("initialize", "server/discover"):
+            info = result.get("serverInfo") or (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+            if isinstance(info, dict) and isinstance(info.get("name"), str):
+                server.name = info["name"]
+            if isinstance(result.get("instructions"), str):
+                server.instructions = result["instructions"]
+        elif method == "tools/call":
+            key = (str(params.get("name")), json.dumps(params.get("arguments") or {}, sort_keys=True))
+            calls[key] = _plain(result)
+        elif method == "resources/read":
+            reads[str(params.get("uri"))] = list(result.get("contents") or [])
+    for request, result in pairs:
+        if request["method"] == "tools/list":
+            for tool in result.get("tools") or []:
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                    _declare_tool(server, tool, calls, path)
+        elif request["method"] == "resources/list":
+            for resource in result.get("resources") or []:
+                if isinstance(resource, dict) and isinstance(resource.get("uri"), str):
+                    _declare_resource(server, resource, reads.get(resource["uri"]))
+    return server
+
+
+def _declare_tool(server: "FakeServer", tool: Dict[str, Any], calls: Dict[Tuple[str, str], Dict[str, Any]],
+                  path: str) -> None:
+    name = tool["name"]
+
+    def answer(**arguments: Any) -> CallToolResult:
+        recorded = calls.get((name, json.dumps(arguments, sort_keys=True)))
+        if recorded is None:
+            raise LookupError(f"The cassette {path} holds no call of tool {name!r} with the arguments "
+                              f"{json.dumps(arguments, sort_keys=True)[:200]}")
+        return CallToolResult.from_dict(recorded)
+
+    server.add_tool(answer, name=name, description=tool.get("description"),
+                    input_schema=tool.get("inputSchema") or {"type": "object"},
+                    output_schema=tool.get("outputSchema"), title=tool.get("title"),
+                    annotations=tool.get("annotations"))
+
+
+def _declare_resource(server: "FakeServer", resource: Dict[str, Any], contents: Any) -> None:
+    uri = resource["uri"]
+
+    def content() -> Union[str, bytes]:
+        if not contents:
+            raise LookupError(f"The cassette holds no read of the resource {uri}")
+        first = contents[0]
+        if isinstance(first.get("blob"), str):
+            return base64.b64decode(first["blob"])
+        return str(first.get("text", ""))
+
+    server.resource(uri, name=resource.get("name"), description=resource.get("description"),
+                    mime_type=resource.get("mimeType"), title=resource.get("title"))(content)
