@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 import mcpsync
-from mcpsync import Manager, ReconnectPolicy, RequestTimeout, TransportError
+from mcpsync import Manager, ReconnectPolicy, RequestTimeout, TransportClosed, TransportError
 from mcpsync.exceptions import StreamBroken
 from mcpsync.transports import SSETransport, StreamableHTTPTransport
 
@@ -147,6 +147,17 @@ def typed(outcome: Outcome) -> None:
         assert raw not in text, f"the message shows a library's raw exception: {text}"
 
 
+def lost(fault: str, outcome: Outcome) -> None:
+    """A broken or refused connection is the one family, TransportClosed, saying whether the call may have run."""
+    error = outcome.error
+    if error is None or fault not in ("cut-head", "cut-body", "reset", "refuse", "outage") or not FAMILY_UNIFIED:
+        return
+    assert isinstance(error, TransportClosed), f"{type(error).__name__} is not a TransportClosed: {error}"
+    reached = getattr(error, "may_have_reached_server", None)
+    if reached is not None:
+        assert reached is (fault != "refuse"), f"may_have_reached_server={reached} under {fault}"
+
+
 def expected_runs(fault: str, row: Row) -> "tuple[int, int]":
     """(least, most) runs of the call the server may make under ``fault``."""
     if fault in ("refuse", "black-hole"):
@@ -205,6 +216,7 @@ def test_a_client_call_under_a_fault_ends_by_its_deadline_typed_and_the_client_r
             assert outcome.error is not None, outcome.result
         runs = row.runs(tag, proxy) - before
         assert least <= runs <= most, f"the server ran the call {runs} times under {fault}"
+        lost(fault, outcome)
         proxy.heal()
         again = f"a-{uuid.uuid4().hex[:8]}"
         name, arguments = row.call(again, 0.0)
@@ -251,6 +263,8 @@ def test_a_manager_call_under_a_fault_ends_by_its_deadline_typed_runs_once_and_r
             assert isinstance(outcome.error, RequestTimeout), outcome.error
         runs = row.runs(tag, proxy) - before
         assert least <= runs <= most, f"the server ran the call {runs} times under {fault}"
+        if fault != "refuse":  # a manager waits out a refused connection: RequestTimeout at the deadline
+            lost(fault, outcome)
         proxy.heal()
         again = f"a-{uuid.uuid4().hex[:8]}"
         name, arguments = row.call(again, 0.0)
@@ -302,14 +316,7 @@ def outage_mid_call(proxy: FaultProxy, row: Row, tag: str, call: Callable[[], An
 def test_a_server_gone_mid_call_ends_the_call_typed_runs_it_once_and_is_reached_again(
         row: Row, via: str, fault_upstreams: Dict[str, Any], make_proxy: Callable[[int], FaultProxy],
         request: pytest.FixtureRequest, logs: LogWatch) -> None:
-    if row.upstream == "ts" and via == "manager":
-        # Not strict: whether the refused resume reaches the manager as ConnectError (taken for "never sent": the
-        # call is sent again) or as TransportClosed (not sent again) is a race inside the transport; about 1 run in 3
-        # shows the double run here. Remove the mark once the resend ledger lands.
-        request.applymarker(pytest.mark.xfail(strict=False, reason=(
-            "issue 22 item 1: the manager may take a refused resume of a legacy stream (GET with Last-Event-ID) for "
-            "'never sent' and send the tools/call again after the reconnect: the server runs it twice")))
-    elif row.upstream == "sse" and not row.modern and not FAMILY_UNIFIED:
+    if row.upstream == "sse" and not row.modern and not FAMILY_UNIFIED:
         request.applymarker(pytest.mark.xfail(strict=True, reason=(
             "issue 22 item 2: a legacy SSE response stream broken before its first event raises StreamBroken, a "
             "ProtocolError outside the TransportError family")))
@@ -354,6 +361,7 @@ def test_a_server_gone_mid_call_ends_the_call_typed_runs_it_once_and_is_reached_
     assert outcome.elapsed <= OUTAGE_DEADLINE + SLACK, f"the call took {outcome.elapsed:.2f}s"
     assert outcome.error is not None, "the server went away mid-call: its answer cannot have come"
     assert isinstance(outcome.error, (TransportError, RequestTimeout)), repr(outcome.error)
+    lost("outage", outcome)
     assert runs == 1, f"the server ran the call {runs} times: it was sent again after it may have been run"
     assert healed.error is None, f"after the outage: {healed.error!r}"
     assert row.answer(again) in healed.result.text
