@@ -12,7 +12,7 @@ import time
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
                     overload)
 
-from . import _batch, _fork, _lifecycle, capabilities
+from . import _batch, _fork, _lifecycle, _shared, capabilities
 from . import retry as _retry
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
@@ -97,6 +97,12 @@ class Client:
         max_concurrency: at most this many tool calls in flight to this server at once; a call
             beyond it waits for a free slot, within its timeout. Waiting past the timeout raises
             RequestTimeout, as a slow answer does (see ``docs/scale.md``).
+        share: copies of this client unpickled in one process (Dask or Ray tasks that receive it as
+            an argument) share one live connection (the default), instead of one each; see
+            ``docs/deploying.md``. Set False, or ``MCPSYNC_SHARE_CONNECTIONS=0`` in the workers'
+            environment, for a connection per copy.
+        idle_timeout: seconds a shared connection no copy holds any more stays open for the next
+            one (None: 300); then it is closed (its stdio server ended).
 
     Handlers run on worker threads, never on the reader thread, and may call
     the client; the same handlers serve legacy servers' requests and modern
@@ -132,6 +138,8 @@ class Client:
         telemetry: bool = True,
         rate_limit: Optional[float] = None,
         max_concurrency: Optional[int] = None,
+        share: bool = True,
+        idle_timeout: Optional[float] = None,
     ) -> None:
         if timeout is not None:
             transport.timeout = timeout
@@ -153,6 +161,8 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
         self.after_fork = _fork.check_after_fork(after_fork)
+        self.share = bool(share)
+        self.idle_timeout = _shared.check_idle_timeout(idle_timeout)
         self.rate_limit = rate_limit
         self.max_concurrency = max_concurrency
         self._limits = self._new_limits(transport.name)
@@ -178,8 +188,15 @@ class Client:
             self._session.first_use = _lifecycle.forked_first_use(self, _fork.parent_pid) if old.ready else None
 
     def __reduce__(self) -> Any:
-        """Pickles as its transport's settings, options and handlers; unpickled, its first call connects."""
-        return (_unpickle, (type(self), self.transport, _lifecycle.pickled_options(self, self._session.log_level)))
+        """Pickles as its transport's settings, options and handlers; unpickled, its first call connects.
+
+        With ``share`` (the default) they travel with a digest of them, the key under which the copies
+        unpickled in one process share one connection (see :mod:`mcpsync._shared`).
+        """
+        args = (type(self), self.transport, _lifecycle.pickled_options(self, self._session.log_level))
+        if not self.share:
+            return (_unpickle, args)
+        return (_unpickle_shared, (_shared.key_of(self, args), *args))
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._session.closed else "not connected")
@@ -194,9 +211,12 @@ class Client:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def __del__(self, _close: Callable[[Any], None] = close_unclosed) -> None:
+    def __del__(self, _close: Callable[[Any], None] = close_unclosed,
+                _is_handle: Callable[[Any], bool] = _shared.is_handle) -> None:
         # close_unclosed is bound as a default: at interpreter exit this module's globals may
         # already be None when the finalizer runs (seen on free-threaded builds).
+        if _is_handle(self):  # a copy sharing a connection: its lease is released by its finalizer
+            return
         session = getattr(self, "_session", None)
         if session is not None and session.ready and not session.closed:
             _close(self)
@@ -296,9 +316,15 @@ class Client:
     def close(self) -> None:
         """Close the connection (and end a stdio server). Idempotent; safe from any thread.
 
+        A copy that shares a connection (unpickled with ``share``) lets go of it instead: the others
+        go on using it; the last one's close starts its ``idle_timeout``. This copy's calls then raise
+        :class:`~mcpsync.TransportClosed`.
+
         A client that connected records ``mcp.client.session.duration`` (when an OpenTelemetry
         meter provider is set), once; with an ``error.type`` when the connection was already lost.
         """
+        if _shared.detach(self, self._closed_copy):
+            return
         session = self._session
         lost = session.ready and not session.closed and not self.transport.connected
         session.closed = True
@@ -307,6 +333,11 @@ class Client:
         started, session.connect_started = session.connect_started, None
         if started is not None and session.ready:
             _telemetry.session_ended(session, time.monotonic() - started, lost)
+
+    def _closed_copy(self) -> None:
+        """A released shared copy (its attributes now its own): closed, around an unopened transport."""
+        self._assemble(self.transport.replica(), None, NotificationRouter(self.name, self.server_log))
+        self._session.closed = True
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler(params)`` for every ``method`` notification (``"*"`` for all).
@@ -704,6 +735,25 @@ def _unpickle(cls: Any, transport: Transport, options: Dict[str, Any]) -> Client
     client: Client = cls(transport, **options)
     client._session.first_use = _lifecycle.connector(client)  # noqa: SLF001 the client's own unpickler
     return client
+
+
+def _unpickle_shared(key: bytes, cls: Any, transport: Transport, options: Dict[str, Any]) -> Client:
+    """A copy of a client pickled with ``share``: a handle on this process's connection for ``key``."""
+    if not _shared.enabled():
+        return _unpickle(cls, transport, options)
+
+    def build() -> Any:
+        core = _unpickle(cls, transport, options)
+        return core, core.idle_timeout
+
+    core, lease = _shared.acquire(key, build, _usable)
+    handle: Client = _shared.lend(core, lease, key)
+    return handle
+
+
+def _usable(core: Client) -> bool:
+    """Whether new copies may share ``core``: not closed, and its connection not lost (nor failed)."""
+    return not core.transport.finished
 
 
 def connect(target: Target, **options: Any) -> Client:

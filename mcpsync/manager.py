@@ -27,7 +27,7 @@ import time
 import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
-from . import _batch, _fork
+from . import _batch, _fork, _shared
 from . import retry as _retry
 from ._live import LiveSet
 from ._fleet.index import ManagedTool, ToolIndex
@@ -86,6 +86,12 @@ class Manager:
         after_fork: in a forked child, a manager started in the parent starts its servers anew on
             first use (``"reconnect"``) or raises ForkedError then (``"raise"``); the parent's servers
             are never touched. Pickled, it carries its config and settings and starts on first use.
+        share: copies of this manager unpickled in one process (Dask or Ray tasks that receive it as
+            an argument) share one live manager, its servers and connections (the default), instead of
+            one each; see ``docs/deploying.md``. False (or ``MCPSYNC_SHARE_CONNECTIONS=0`` in the
+            workers' environment): a manager per copy.
+        idle_timeout: seconds a shared manager no copy holds any more stays open (None: 300); then
+            it is closed.
 
     A config from :meth:`discover` may hold entries of project files the user has not
     trusted (``ServerConfig.trusted`` False): they are listed with state ``untrusted``,
@@ -108,12 +114,15 @@ class Manager:
         client_options: Optional[Mapping[str, Any]] = None,
         environ: Optional[Mapping[str, str]] = None,
         after_fork: str = "reconnect",
+        share: bool = True,
+        idle_timeout: Optional[float] = None,
     ) -> None:
         check_callback(on_tools_changed, "on_tools_changed", "(server_name)")
         settings: Dict[str, Any] = {
             "cache": cache, "reconnect": reconnect, "timeout": timeout, "max_parallel": max_parallel,
             "on_tools_changed": on_tools_changed, "client_options": dict(client_options or {}),
-            "environ": environ, "after_fork": _fork.check_after_fork(after_fork)}
+            "environ": environ, "after_fork": _fork.check_after_fork(after_fork), "share": bool(share),
+            "idle_timeout": _shared.check_idle_timeout(idle_timeout)}
         self._setup(load(config, environ=environ) if config is not None else Config(), settings, None)
         _fork.watch(self, "_after_fork_in_child")
 
@@ -170,7 +179,10 @@ class Manager:
             started = (self._started or self._pending is not None) and not self._closed  # a copy of a copy too
         for name, value in [("on_tools_changed", self.on_tools_changed), *self._client_options.items()]:
             require_picklable("manager", name, value)
-        return (_unpickle, (type(self), self.config, self._settings, servers, started))
+        args = (type(self), self.config, self._settings, servers, started)
+        if not self._settings.get("share", True):
+            return (_unpickle, args)
+        return (_unpickle_shared, (_shared.key_of(self, args), *args))
 
     def _resume(self) -> None:
         """The first use after fork or unpickling: start the servers as the original manager had."""
@@ -209,9 +221,11 @@ class Manager:
             states = {name: server.state for name, server in self._servers.items()}
         return f"<Manager {states}{' closed' if self._closed else ''}>"
 
-    def __del__(self) -> None:
+    def __del__(self, _is_handle: Callable[[Any], bool] = _shared.is_handle) -> None:
         # Unreachable and never closed: say so, and let the manager's idle threads end. The
         # clients close themselves as they are collected (with their own ResourceWarning).
+        if _is_handle(self):  # a copy sharing a manager: its lease is released by its finalizer
+            return
         if not getattr(self, "_closed", True):
             try:
                 import warnings
@@ -564,8 +578,17 @@ class Manager:
 
         Pending and later calls fail (``TransportClosed``, ``ServerNotConnected``);
         every process, thread and connection the manager started is ended and joined.
-        A manager still open at interpreter exit is closed then.
+        A manager still open at interpreter exit is closed then. A copy that shares a manager
+        (unpickled with ``share``) lets go of it instead, as :meth:`Client.close` says.
         """
+        if _shared.detach(self, self._closed_copy):
+            return
+        self._close(None)
+
+    def _closed_copy(self) -> None:
+        """A released shared copy (its attributes now its own): built anew around the same servers, never
+        started, then closed (its calls raise as a closed manager's)."""
+        self._setup(self.config, self._settings, {name: server.config for name, server in self._servers.items()})
         self._close(None)
 
     def _close(self, grace: Optional[float]) -> None:
@@ -648,6 +671,26 @@ def _unpickle(cls: Any, config: Config, settings: Dict[str, Any], servers: Dict[
     if started:
         manager._pending = "reconnect"  # noqa: SLF001 likewise
     return manager
+
+
+def _unpickle_shared(key: bytes, cls: Any, config: Config, settings: Dict[str, Any],
+                     servers: Dict[str, Optional[ServerConfig]], started: bool) -> Manager:
+    """A copy of a manager pickled with ``share``: a handle on this process's manager for ``key``."""
+    if not _shared.enabled():
+        return _unpickle(cls, config, settings, servers, started)
+
+    def build() -> Any:
+        return (_unpickle(cls, config, settings, servers, started),
+                settings.get("idle_timeout", _shared.DEFAULT_IDLE_TIMEOUT))
+
+    core, lease = _shared.acquire(key, build, _usable)
+    handle: Manager = _shared.lend(core, lease, key)
+    return handle
+
+
+def _usable(core: Manager) -> bool:
+    """Whether new copies may share ``core``: not closed (it reconnects its servers by itself)."""
+    return not core.closed
 
 
 def _close_all_at_exit() -> None:
