@@ -25,6 +25,9 @@ sys.path.insert(0, str(Path(__file__).parent / "servers"))
 
 import mcpsync  # noqa: E402
 from auth_server import AuthorizationServer, AuthServerThread  # noqa: E402
+from .conftest import require_sdk  # noqa: E402
+
+require_sdk()
 from protected_sdk_server import Gate, make_native_app  # noqa: E402
 
 from .http_fixtures import UvicornThread  # noqa: E402

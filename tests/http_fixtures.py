@@ -21,6 +21,8 @@ from typing import Any, Iterator, Optional
 
 import pytest
 
+from .conftest import require_sdk
+
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 
 
@@ -29,7 +31,7 @@ def _sdk(module: str) -> Any:
     """A test server module built on the official SDK, imported in this process (its ASGI app
     runs here under uvicorn); where the SDK cannot be installed (Python 3.9, a free-threaded
     build) the test using it is skipped with that reason."""
-    pytest.importorskip("mcp", reason=f"the official mcp SDK is not installed on Python {sys.version.split()[0]}")
+    require_sdk()
     return __import__(module)
 
 

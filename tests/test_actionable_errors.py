@@ -324,6 +324,16 @@ def test_a_404_html_page_tells_both_attempts_summarises_the_page_and_suggests_th
     assert info.value.status_code == 404 and "<title>" in info.value.body  # the body itself is kept
 
 
+@pytest.mark.timeout(8)  # linear: milliseconds; the old patterns spent 10-14 s of CPU on each of these pages
+@pytest.mark.parametrize("page", [b"<html>" + b"<title>" * 9000, b"<html>" + b"<" * 65000,
+                                  b"<html>" + b"<h1>" * 16000], ids=["titles", "brackets", "headings"])
+def test_a_hostile_html_error_page_is_summarised_in_linear_time(web, page):
+    server = web(502, page)
+    with pytest.raises(mcpsync.HTTPStatusError) as info:
+        mcpsync.connect({"type": "http", "url": server.url("/mcp")}, timeout=10)
+    assert info.value.status_code == 502 and len(str(info.value)) < 1000
+
+
 def test_a_404_without_the_fallback_names_the_url_and_the_other_usual_path(web):
     server = web(404)
     with pytest.raises(mcpsync.HTTPStatusError) as info:

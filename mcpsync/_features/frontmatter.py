@@ -9,6 +9,12 @@ schema does (``null``, booleans, integers, floats; everything else is a string),
 JSON of an entry is made with. Anything else (anchors, aliases, tags, complex keys) is refused
 with :class:`FrontmatterError`: a check that cannot read the file fails closed.
 
+The text comes from a server, so reading it is bounded: the frontmatter block may hold at most
+:data:`MAX_FRONTMATTER_CHARS` characters and nest at most :data:`MAX_DEPTH` collections deep,
+every line is read by a hand scan in time linear in its length (no backtracking pattern), and
+every failure, whatever caused it (an integer too long for ``int``, say), is a
+:class:`FrontmatterError` naming what was wrong.
+
 Pure functions: no threads, no I/O.
 """
 
@@ -19,13 +25,20 @@ import math
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-__all__ = ["FrontmatterError", "parse_frontmatter", "same_value", "split_frontmatter"]
+__all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_CHARS", "FrontmatterError", "parse_frontmatter", "same_value",
+           "split_frontmatter"]
 
-_FENCE = re.compile(r"^---[ \t]*$")
+#: The most characters the frontmatter block (between the fences) may hold: 64 KiB of text.
+#: Real frontmatter is a few hundred; the rest of a SKILL.md (its body) is not limited here.
+MAX_FRONTMATTER_CHARS = 64 * 1024
+#: The deepest nesting of block and flow collections read; deeper is refused, never recursed into.
+MAX_DEPTH = 100
+#: The most digits a plain integer may have (Python's own limit for ``int(str)``, stated here).
+MAX_INT_DIGITS = 4300
+
 _INT = re.compile(r"^[-+]?[0-9]+$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_KEY = re.compile(r"^(?P<key>\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s#'\"\[\]{},&*!|>%@`-][^#]*?|-[^\s#][^#]*?)"
-                  r"[ \t]*:(?:[ \t]+|$)(?P<rest>.*)$")
+_PLAIN_KEY_NOT_FIRST = set(" \t#'\"[]{},&*!|>%@`-")
 
 
 class FrontmatterError(ValueError):
@@ -39,12 +52,23 @@ def split_frontmatter(text: str) -> Tuple[str, str]:
         FrontmatterError: the text does not begin with a ``---`` fenced block.
     """
     lines = (text[1:] if text.startswith("\ufeff") else text).splitlines(keepends=True)
-    if not lines or not _FENCE.match(lines[0].rstrip("\r\n")):
+    if not lines or not _is_fence(lines[0]):
         raise FrontmatterError("the file does not begin with a '---' frontmatter block")
+    size = 0
     for index in range(1, len(lines)):
-        if _FENCE.match(lines[index].rstrip("\r\n")):
+        if _is_fence(lines[index]):
             return "".join(lines[1:index]), "".join(lines[index + 1:])
+        size += len(lines[index])
+        if size > MAX_FRONTMATTER_CHARS:
+            raise FrontmatterError(f"the frontmatter block is longer than {MAX_FRONTMATTER_CHARS} characters "
+                                   "(the most this reader accepts)")
     raise FrontmatterError("the frontmatter block is never closed with '---'")
+
+
+def _is_fence(line: str) -> bool:
+    """``---`` alone on the line, trailing blanks allowed (a fixed-size check: a long line costs nothing)."""
+    line = line.rstrip("\r\n")
+    return line.startswith("---") and not line[3:].strip(" \t")
 
 
 def parse_frontmatter(text: str) -> Dict[str, Any]:
@@ -55,6 +79,18 @@ def parse_frontmatter(text: str) -> Dict[str, Any]:
             that is not a mapping.
     """
     yaml_text, _body = split_frontmatter(text)
+    try:
+        return _parse(yaml_text)
+    except FrontmatterError:
+        raise
+    except (RecursionError, MemoryError) as exc:  # a backstop: depth and size are refused before this
+        raise FrontmatterError(f"the frontmatter is too deeply nested or too large to read "
+                               f"({type(exc).__name__})") from exc
+    except (ValueError, TypeError, IndexError, KeyError) as exc:  # a backstop: no foreign error leaves
+        raise FrontmatterError(f"the frontmatter cannot be read ({type(exc).__name__}: {_clip(str(exc))})") from exc
+
+
+def _parse(yaml_text: str) -> Dict[str, Any]:
     lines = [(len(raw) - len(raw.lstrip(" ")), raw.strip()) for raw in
              (_strip_comment(line.rstrip("\r\n")) for line in yaml_text.splitlines())]
     reader = _Reader([(indent, content) for indent, content in lines])
@@ -62,10 +98,68 @@ def parse_frontmatter(text: str) -> Dict[str, Any]:
         return {}
     value = reader.block(reader.peek_indent())
     if reader.peek() is not None:
-        raise FrontmatterError(f"unexpected line in frontmatter: {reader.peek()!r}")
+        raise FrontmatterError(f"unexpected line in frontmatter: {_clip(str(reader.peek()))!r}")
     if not isinstance(value, dict):
         raise FrontmatterError("the frontmatter is not a mapping")
     return value
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters for an error message (a hostile line may be 64 KiB)."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def _split_key(content: str) -> Optional[Tuple[str, str]]:
+    """``(key, rest)`` of a ``key: value`` line, or None: a hand scan, linear in the line's length.
+
+    The key is a double-quoted string (JSON escapes), a single-quoted string (``''`` for a quote),
+    or a plain run with no ``#`` that does not start with an indicator character (``-`` is allowed
+    when a non-blank follows it); it ends at the first ``:`` followed by a blank or the line's end.
+    ``key`` comes back as written (quotes kept, outer blanks stripped).
+    """
+    if not content:
+        return None
+    first = content[0]
+    if first in "\"'":
+        end = 1
+        while end < len(content):
+            char = content[end]
+            if first == '"' and char == "\\":
+                end += 2
+                continue
+            if char == first:
+                if first == "'" and content[end + 1:end + 2] == "'":
+                    end += 2
+                    continue
+                break
+            end += 1
+        if end >= len(content):
+            return None
+        colon = end + 1
+        while colon < len(content) and content[colon] in " \t":
+            colon += 1
+        if content[colon:colon + 1] != ":" or content[colon + 1:colon + 2] not in ("", " ", "\t"):
+            return None
+        return content[:end + 1], content[colon + 1:]
+    if first == "-":
+        if len(content) < 2 or content[1] == "#" or content[1].isspace():
+            return None
+        start = 2
+    elif first in _PLAIN_KEY_NOT_FIRST or first.isspace():
+        return None
+    else:
+        start = 1
+    colon = start
+    while True:
+        colon = content.find(":", colon)
+        if colon < 0:
+            return None
+        if content[colon + 1:colon + 2] in ("", " ", "\t"):
+            break
+        colon += 1
+    if "#" in content[1:colon]:
+        return None
+    return content[:colon].strip(), content[colon + 1:]
 
 
 def same_value(left: Any, right: Any) -> bool:
@@ -104,6 +198,7 @@ class _Reader:
     def __init__(self, lines: List[Tuple[int, str]]) -> None:
         self.lines = lines
         self.pos = 0
+        self.depth = 0
 
     def _skip_blank(self) -> None:
         while self.pos < len(self.lines) and not self.lines[self.pos][1]:
@@ -121,24 +216,31 @@ class _Reader:
         """The mapping or sequence whose lines start at exactly ``indent``."""
         content = self.peek()
         assert content is not None
-        if content == "-" or content.startswith("- "):
-            return self._sequence(indent)
-        return self._mapping(indent)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise FrontmatterError(f"the frontmatter nests more than {MAX_DEPTH} levels deep "
+                                   "(the most this reader accepts)")
+        try:
+            if content == "-" or content.startswith("- "):
+                return self._sequence(indent)
+            return self._mapping(indent)
+        finally:
+            self.depth -= 1
 
     def _mapping(self, indent: int) -> Dict[str, Any]:
         found: Dict[str, Any] = {}
         while self.peek() is not None and self.peek_indent() == indent:
             content = self.lines[self.pos][1]
-            match = _KEY.match(content)
+            match = _split_key(content)
             if match is None:
-                raise FrontmatterError(f"expected 'key: value' in frontmatter, got {content!r}")
-            key = _key(match.group("key").strip())
+                raise FrontmatterError(f"expected 'key: value' in frontmatter, got {_clip(content)!r}")
+            key = _key(match[0])
             if key in found:
-                raise FrontmatterError(f"the key {key!r} appears twice in the frontmatter")
+                raise FrontmatterError(f"the key {_clip(key)!r} appears twice in the frontmatter")
             self.pos += 1
-            found[key] = self._value(match.group("rest").strip(), indent)
+            found[key] = self._value(match[1].strip(), indent)
         if self.peek() is not None and self.peek_indent() > indent:
-            raise FrontmatterError(f"unexpected indentation in frontmatter at {self.peek()!r}")
+            raise FrontmatterError(f"unexpected indentation in frontmatter at {_clip(str(self.peek()))!r}")
         return found
 
     def _sequence(self, indent: int) -> List[Any]:
@@ -148,7 +250,7 @@ class _Reader:
             if not (content == "-" or content.startswith("- ")):
                 break
             rest = content[1:].strip()
-            if rest and _KEY.match(rest) and not rest.startswith(("'", '"', "[", "{")):
+            if rest and _split_key(rest) and not rest.startswith(("'", '"', "[", "{")):
                 # "- key: value" opens a mapping whose other keys sit under the first one
                 self.lines[self.pos] = (indent + 2, rest)
                 items.append(self._mapping(indent + 2))
@@ -160,7 +262,7 @@ class _Reader:
     def _value(self, rest: str, indent: int) -> Any:
         """The value after ``key:`` or ``-``: inline, a block scalar, or a nested block below it."""
         if rest[:1] in ("&", "*", "!", "?") or rest.startswith("<<"):
-            raise FrontmatterError(f"YAML anchors, aliases, tags and complex keys are not supported: {rest!r}")
+            raise FrontmatterError(f"YAML anchors, aliases, tags and complex keys are not supported: {_clip(rest)!r}")
         if rest[:1] in ("|", ">"):
             return self._block_scalar(rest, indent)
         if rest:
@@ -173,14 +275,14 @@ class _Reader:
 
     def _inline(self, rest: str, indent: int) -> Any:
         if rest[0] in "[{":
-            value, end = _flow(rest, 0)
+            value, end = _flow(rest, 0, self.depth)
             if rest[end:].strip():
-                raise FrontmatterError(f"unexpected text after a flow collection: {rest!r}")
+                raise FrontmatterError(f"unexpected text after a flow collection: {_clip(rest)!r}")
             return value
         if rest[0] in "'\"":
             return _quoted(rest)
         parts = [rest]  # a plain scalar may go on over more-indented lines, folded with spaces
-        while self.peek() is not None and self.peek_indent() > indent and not _KEY.match(str(self.peek())):
+        while self.peek() is not None and self.peek_indent() > indent and not _split_key(str(self.peek())):
             parts.append(str(self.peek()))
             self.pos += 1
         return _scalar(" ".join(parts)) if len(parts) == 1 else " ".join(parts)
@@ -188,7 +290,7 @@ class _Reader:
     def _block_scalar(self, header: str, indent: int) -> str:
         style, chomp = header[0], header[1:].strip()
         if chomp not in ("", "-", "+"):
-            raise FrontmatterError(f"unsupported block scalar header {header!r}")
+            raise FrontmatterError(f"unsupported block scalar header {_clip(header)!r}")
         collected: List[Tuple[int, str]] = []
         while self.pos < len(self.lines):
             line_indent, content = self.lines[self.pos]
@@ -226,14 +328,14 @@ def _key(text: str) -> str:
 def _quoted(text: str) -> str:
     if text[0] == "'":
         if len(text) < 2 or not text.endswith("'"):
-            raise FrontmatterError(f"unterminated quoted string {text!r}")
+            raise FrontmatterError(f"unterminated quoted string {_clip(text)!r}")
         return text[1:-1].replace("''", "'")
     try:
         value = json.loads(text)  # YAML's double-quoted escapes are, for frontmatter, JSON's
     except ValueError as exc:
-        raise FrontmatterError(f"unsupported double-quoted string {text!r}") from exc
+        raise FrontmatterError(f"unsupported double-quoted string {_clip(text)!r}") from exc
     if not isinstance(value, str):
-        raise FrontmatterError(f"unsupported double-quoted string {text!r}")
+        raise FrontmatterError(f"unsupported double-quoted string {_clip(text)!r}")
     return value
 
 
@@ -246,6 +348,9 @@ def _scalar(text: str) -> Any:
     if text in ("false", "False", "FALSE"):
         return False
     if _INT.match(text):
+        if len(text.lstrip("+-")) > MAX_INT_DIGITS:
+            raise FrontmatterError(f"an integer of {len(text.lstrip('+-'))} digits (more than {MAX_INT_DIGITS}) "
+                                   "cannot be read")
         return int(text)
     if re.match(r"^0o[0-7]+$", text):
         return int(text[2:], 8)
@@ -260,14 +365,19 @@ def _scalar(text: str) -> Any:
     return text
 
 
-def _flow(text: str, pos: int) -> Tuple[Any, int]:
-    """A one-line flow collection or scalar starting at ``pos``; returns it and the position after it."""
+def _flow(text: str, pos: int, depth: int) -> Tuple[Any, int]:
+    """A one-line flow collection or scalar starting at ``pos``, ``depth`` collections deep already;
+    returns it and the position after it."""
     while pos < len(text) and text[pos] == " ":
         pos += 1
     if pos >= len(text):
-        raise FrontmatterError(f"unterminated flow collection {text!r}")
+        raise FrontmatterError(f"unterminated flow collection {_clip(text)!r}")
     opener = text[pos]
     if opener in "[{":
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise FrontmatterError(f"the frontmatter nests more than {MAX_DEPTH} levels deep "
+                                   "(the most this reader accepts)")
         closer = "]" if opener == "[" else "}"
         items: List[Any] = []
         mapping: Dict[str, Any] = {}
@@ -277,13 +387,13 @@ def _flow(text: str, pos: int) -> Tuple[Any, int]:
                 pos += 1
             if pos < len(text) and text[pos] == closer:
                 return (items if opener == "[" else mapping), pos + 1
-            item, pos = _flow(text, pos)
+            item, pos = _flow(text, pos, depth)
             if opener == "{":
                 while pos < len(text) and text[pos] == " ":
                     pos += 1
                 if pos >= len(text) or text[pos] != ":":
-                    raise FrontmatterError(f"expected ':' in flow mapping {text!r}")
-                value, pos = _flow(text, pos + 1)
+                    raise FrontmatterError(f"expected ':' in flow mapping {_clip(text)!r}")
+                value, pos = _flow(text, pos + 1, depth)
                 mapping[str(item)] = value
             else:
                 items.append(item)
@@ -292,7 +402,7 @@ def _flow(text: str, pos: int) -> Tuple[Any, int]:
             if pos < len(text) and text[pos] == ",":
                 pos += 1
             elif pos >= len(text) or text[pos] != closer:
-                raise FrontmatterError(f"malformed flow collection {text!r}")
+                raise FrontmatterError(f"malformed flow collection {_clip(text)!r}")
     if opener in "'\"":
         end = pos + 1
         while end < len(text):

@@ -17,9 +17,10 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, T
 from .._protocol.methods import TOOLS_LIST
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import CallOptions
+from ..exceptions import MCPSyncError
 from ..types import MCPObject, PromptList, ResourceList, Tool, ToolList
 from .._session.listcache import ListCache, credential_of
-from .._session.pagination import paginate
+from .._session.pagination import listing_budget, paginate
 from .._session.session import Session
 from .toolbook import ToolBook
 
@@ -49,10 +50,23 @@ class Lists:
         self._session.require("tools", what="list tools")
         return self.cached("tools", TOOLS_LIST, "tools", Tool, refresh, options)
 
+    def repeatable(self, name: str, options: CallOptions) -> bool:
+        """Whether tool ``name`` is declared safe to run twice (see ``ToolBook.repeatable``), listing the
+        tools first when they were not; False when that fails (unknown is not safe)."""
+        known = self._tools.repeatable(name)
+        if known is None:
+            try:
+                self.tools(False, options)
+            except MCPSyncError:
+                return False
+            known = self._tools.repeatable(name)
+        return bool(known)
+
     def pages(self, method: str, key: str, options: CallOptions) -> Iterator[JSONObject]:
         """The items under ``key`` of every page of ``method``, fetched as they are needed."""
         session = self._session
-        return paginate(lambda params: session.call(method, params, options), method, key)
+        return paginate(lambda params: session.call(method, params, options), method, key,
+                        listing_budget(session.transport))
 
     def cached(self, cache_key: str, method: str, key: str, kind: Type[O], refresh: bool,
                options: CallOptions) -> List[O]:
@@ -75,7 +89,7 @@ class Lists:
                 pages.append((page.get("ttlMs"), page.get("cacheScope")))
             return page
 
-        found = list(paginate(fetch, method, key))
+        found = list(paginate(fetch, method, key, listing_budget(session.transport)))
         if cache_key == "tools":
             found = self.accept_tools(found, complete=True)
         items = [kind.from_dict(item) for item in found]

@@ -26,6 +26,7 @@ import gc
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import sys
@@ -151,6 +152,12 @@ class ToolCache:
         saved = entry.get("saved_at")
         if isinstance(saved, bool) or not isinstance(saved, (int, float)):
             raise ValueError("no saved_at time")
+        try:
+            finite = math.isfinite(float(saved))
+        except OverflowError:  # an integer too big for a float
+            finite = False
+        if not finite:  # NaN would never expire
+            raise ValueError("saved_at is not a finite time")
         tools = entry.get("tools")
         if not isinstance(tools, list) or not all(
                 isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):

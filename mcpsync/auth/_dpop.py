@@ -344,21 +344,30 @@ class Nonces:
         self._by_origin: Dict[str, str] = {}
 
     @staticmethod
-    def _origin(url: str) -> str:
-        parts = urlsplit(url)
+    def _origin(url: str) -> Optional[str]:
+        """``scheme://host[:port]`` of ``url``, or None when it cannot be read (a metadata document's
+        ``https://[::1/``, say): such a URL has no nonce, and its request fails where it is sent."""
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return None
         return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
     def get(self, url: str) -> Optional[str]:
+        origin = self._origin(url)
         with self._lock:
-            return self._by_origin.get(self._origin(url))
+            return self._by_origin.get(origin) if origin is not None else None
 
     def note(self, url: str, headers: Mapping[str, str]) -> Optional[str]:
         """Remember the ``DPoP-Nonce`` in a response's headers, if any (a printable value, at most 1 KiB)."""
         value = headers.get("DPoP-Nonce")
-        if not value or len(value) > 1024 or not value.isprintable():
+        if not isinstance(value, str) or not value or len(value) > 1024 or not value.isprintable():
+            return None
+        origin = self._origin(url)
+        if origin is None:
             return None
         with self._lock:
-            self._by_origin[self._origin(url)] = value
+            self._by_origin[origin] = value
         return value
 
 

@@ -47,8 +47,9 @@ class Grant:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Optional["Grant"]:
-        client = ClientIdentity.from_dict(data.get("client") or {})
-        token = Token.from_dict(data.get("token") or {})
+        stored_client, stored_token = data.get("client"), data.get("token")  # a damaged file may hold anything
+        client = ClientIdentity.from_dict(stored_client) if isinstance(stored_client, dict) else None
+        token = Token.from_dict(stored_token) if isinstance(stored_token, dict) else None
         issuer, resource, endpoint = data.get("issuer"), data.get("resource"), data.get("token_endpoint")
         if client is None or token is None or not all(isinstance(v, str) for v in (issuer, resource, endpoint)):
             return None

@@ -29,6 +29,7 @@ import contextlib
 import copy
 import json
 import logging
+import math
 import os
 import stat
 import sys
@@ -139,18 +140,27 @@ class Token:
         expires_at, lifetime = data.get("expires_at"), data.get("lifetime")
         refresh, scope = data.get("refresh_token"), data.get("scope")
         kind = "DPoP" if data.get("token_type") == "DPoP" else "Bearer"
-        return cls(access_token=access,
-                   expires_at=float(expires_at) if isinstance(expires_at, (int, float)) else None,
+        return cls(access_token=access, expires_at=_finite(expires_at),
                    refresh_token=refresh if isinstance(refresh, str) and refresh else None,
-                   scope=scope if isinstance(scope, str) else None,
-                   lifetime=float(lifetime) if isinstance(lifetime, (int, float)) else None, token_type=kind)
+                   scope=scope if isinstance(scope, str) else None, lifetime=_finite(lifetime), token_type=kind)
+
+
+def _finite(value: Any) -> Optional[float]:
+    """A stored number as a finite float, else None (a boolean, NaN, infinity, or an integer too big for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _seconds(value: Any) -> Optional[float]:
     """``expires_in`` as positive seconds (some servers send a string), else None."""
     try:
         seconds = float(value) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else 0.0
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: an integer too big for a float
         return None
     return seconds if 0 < seconds < float("inf") else None
 

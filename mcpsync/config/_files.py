@@ -12,6 +12,7 @@ the bytes parsed.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, Dict, List, Literal, Mapping, NamedTuple, Optional, Union
 
@@ -277,11 +278,35 @@ def _inside(path: PathLike, directory: PathLike) -> bool:
     return True
 
 
+#: The largest config file read (a project's file may come from anyone's repository).
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
+
+
+def read_config_bytes(path: Path) -> bytes:
+    """The bytes of a config file: a regular file (a FIFO or device would block or never end) of at
+    most :data:`MAX_CONFIG_BYTES`.
+
+    Raises:
+        OSError: it cannot be read, is not a regular file, or is larger (``strerror`` says which).
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a device is never even opened
+        raise OSError(0, "not a regular file")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped since the stat
+            raise OSError(0, "not a regular file")
+        data = f.read(MAX_CONFIG_BYTES + 1)  # the size may change after fstat
+        if len(data) > MAX_CONFIG_BYTES:
+            raise OSError(0, f"larger than {MAX_CONFIG_BYTES} bytes")
+    return data
+
+
 def _read(config: Config, path: Path, missing_is_problem: bool = False) -> Optional[_Read]:
     """The file's JSON and the hash of its bytes (what is parsed is what was hashed); None if skipped."""
     shown = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_config_bytes(path)
         text = raw.decode("utf-8-sig")
     except FileNotFoundError:
         if missing_is_problem:
@@ -317,6 +342,9 @@ def _read_toml(config: Config, shown: str, text: str, raw: bytes) -> Optional[_R
         return _Read(toml.loads(text), _trust.content_hash(raw))
     except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
         config.problem(shown, f"invalid TOML: {exc}")
+        return None
+    except RecursionError:  # the TOML parser recurses once per level of nested arrays and tables
+        config.problem(shown, "invalid TOML: nested too deeply to be a config file")
         return None
 
 

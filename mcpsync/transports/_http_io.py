@@ -18,6 +18,7 @@ from ..exceptions import (
     ConnectError, ConnectionLost, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, ServerUnreachable,
     TransportError,
 )
+from ._html import element_content, strip_hidden, strip_tags
 from ._http_session import REDIRECT_BODY_LIMIT
 from ._urls import display_url
 
@@ -144,10 +145,6 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
     return cls(message, status_code=response.status_code, headers=dict(response.headers), body=body[:64 * 1024])
 
 
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
-_HEADING = re.compile(rb"<h1[^>]*>(.*?)</h1", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]*>")
-_HIDDEN = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 
 
 def body_summary(body: str, kind: str = "") -> str:
@@ -158,13 +155,13 @@ def body_summary(body: str, kind: str = "") -> str:
         import html  # noqa: PLC0415 (only an HTML error page needs it)
 
         raw = body.encode("utf-8", errors="replace")
-        for pattern in (_TITLE, _HEADING):
-            found = pattern.search(raw, 0, 64 * 1024)
-            if found:
-                title = " ".join(html.unescape(_TAG.sub("", found.group(1).decode("utf-8", "replace"))).split())
+        for element in (b"title", b"h1"):  # linear scans: the page is the server's (see _html)
+            found = element_content(raw, element, 64 * 1024)
+            if found is not None:
+                title = " ".join(html.unescape(strip_tags(found.decode("utf-8", "replace"), "")).split())
                 if title:
                     return f"an HTML page titled {title[:100]!r}"
-        text = " ".join(html.unescape(_TAG.sub(" ", _HIDDEN.sub(" ", body[:64 * 1024]))).split())
+        text = " ".join(html.unescape(strip_tags(strip_hidden(body[:64 * 1024], " "), " ")).split())
         if text:
             return f"an HTML page saying {text[:100] + '...' if len(text) > 100 else text!r}"
         return "an HTML page (not shown)"
@@ -362,8 +359,10 @@ def _lost_reason(exc: BaseException) -> str:
 
 def _reason(exc: BaseException) -> str:
     # urllib3 quotes the request's path with its query ("... with url: /mcp?key=..."): a query may
-    # hold a secret, and this text ends up in logs, statuses and the CLI, so it is cut out.
-    text = _QUERY.sub(r"\1?...", str(exc))
+    # hold a secret, and this text ends up in logs, statuses and the CLI, so it is cut out. The text
+    # is cut to 4 KiB first: the path may be a server's (a redirect's), and the pattern tries each
+    # "http://" in it against the rest (a 64 KiB path of them took 16 s); only 300 characters are kept.
+    text = _QUERY.sub(r"\1?...", str(exc)[:4096])
     return text if len(text) <= 300 else text[:300] + "..."
 
 

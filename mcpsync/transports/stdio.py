@@ -17,11 +17,12 @@ import functools
 import logging
 import os
 import re
-import shutil
-import subprocess
 import threading
 import weakref
-from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    import subprocess  # annotations only: it loads when a server starts
 
 from .. import _fork
 from .._live import LiveSet
@@ -144,6 +145,8 @@ class StdioTransport(Transport):
 
     def _open(self) -> None:
         argv = [self.command, *self.args]
+        import shutil  # when a server starts, not at `import mcpsync`
+
         resolved = shutil.which(self.command, path=(self.env.get("PATH") or os.environ.get("PATH")))
         if resolved is not None:
             argv[0] = resolved

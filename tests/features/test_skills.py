@@ -217,6 +217,59 @@ def test_frontmatter_it_cannot_read_is_an_error_not_a_guess(text):
         parse_frontmatter(text)
 
 
+@pytest.mark.timeout(30)  # the old key pattern spent about an hour on the 1 MiB line
+@pytest.mark.parametrize("name, found", [
+    ("long-line", "longer than 65536 characters"),
+    ("long-blank-run", "expected 'key: value'"),
+    ("deep-flow", "more than 100 levels deep"),
+    ("deep-block", "more than 100 levels deep"),
+    ("long-int", "5000 digits"),
+])
+def test_a_hostile_served_frontmatter_is_refused_quickly_as_a_verification_error(serve, name, found):
+    server = serve(hostile=True)
+    with mcpsync.connect(server.url(), protocol="modern", timeout=10) as client:
+        with pytest.raises(mcpsync.SkillVerificationError) as caught:
+            client.load_skill(f"skill://{name}/SKILL.md", timeout=1)
+    assert caught.value.reason == "frontmatter" and found in str(caught.value)
+    assert len(str(caught.value)) < 400  # the hostile line is not echoed back whole
+    assert server.reads == [f"skill://{name}/SKILL.md"]
+
+
+@pytest.mark.timeout(3)  # linear: milliseconds; the old backtracking pattern took about 5 s on this line
+def test_frontmatter_is_read_in_linear_time_below_its_size_limit():
+    for line in ("a" + " " * 60_000 + "b", "-" + "x" * 60_000, "'" + "''" * 30_000, '"' + "\\" * 60_000):
+        with pytest.raises(FrontmatterError):
+            parse_frontmatter(f"---\nname: x\n{line}\n---\n")
+    assert parse_frontmatter("---\na" + " :" * 30_000 + "\n---\n") == {"a": " ".join([":"] * 29_999)}
+
+
+@pytest.mark.parametrize("text, found", [
+    ("---\nx: " + "[" * 101 + "]" * 101 + "\n---\n", "more than 100 levels"),
+    ("---\nx: " + "{a: " * 101 + "}" * 101 + "\n---\n", "more than 100 levels"),
+    ("---\n" + "".join(" " * i + "k:\n" for i in range(101)) + "---\n", "more than 100 levels"),
+    ("---\n" + "".join(" " * i + "- \n" for i in range(0, 202, 2)) + "---\n", "more than 100 levels"),
+    ("---\nn: -" + "9" * 4301 + "\n---\n", "4301 digits"),
+    ("---\nx: " + "a" * (64 * 1024) + "\n---\n", "longer than 65536 characters"),
+])
+def test_frontmatter_beyond_its_bounds_is_a_frontmatter_error(text, found):
+    with pytest.raises(FrontmatterError) as caught:
+        parse_frontmatter(text)
+    assert found in str(caught.value)
+
+
+def test_frontmatter_at_its_bounds_is_read():
+    # the top-level mapping is the first of the 100 levels
+    flow = parse_frontmatter("---\nx: " + "[" * 99 + "]" * 99 + "\n---\n")["x"]
+    for _ in range(98):
+        flow = flow[0]
+    assert flow == []
+    deep = parse_frontmatter("---\n" + "".join(" " * i + "k:\n" for i in range(100)) + "---\n")
+    for _ in range(99):
+        deep = deep["k"]
+    assert deep == {"k": None}
+    assert parse_frontmatter("---\nn: " + "9" * 4300 + "\n---\n")["n"] == int("9" * 4300)
+
+
 def test_frontmatter_values_compare_as_json_does():
     assert same_value({"a": [1, {"b": 2.0}]}, {"a": [1.0, {"b": 2}]})
     assert not same_value({"a": True}, {"a": 1})

@@ -33,6 +33,9 @@ Modes (what happens on ``tools/call``)
   garbage-bytes       20,000 lines of seeded random bytes (every byte value but newline), then
                       the answer ("right")
   printenv            the answer's text is the JSON of os.environ
+  huge-pages          (on ``tools/list``, not ``tools/call``) pages of one tool each whose description
+                      is 1 MiB, ``--count`` pages (default 80: more than 64 MiB in all), each with a
+                      ``nextCursor`` but the last
   stress              concurrent work (below)
 
 ``stress``: ``tools/call work {"tag": t, "delay_ms": d}`` answers text ``t`` after ``d`` ms
@@ -63,6 +66,7 @@ MODERN = "2026-07-28"
 MODES = (
     "deep-nesting", "result-and-error", "string-id", "duplicate", "answer-notifications", "batch", "nan",
     "notification-flood", "request-flood", "stop-reading", "garbage-bytes", "printenv", "stress",
+    "huge-pages",
 )
 
 ECHO_TOOL: Json = {"name": "echo", "inputSchema": {"type": "object"}}
@@ -141,6 +145,13 @@ class Server:
                 "serverInfo": {"name": "hostile-stdio", "version": "0.1"}}})
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": request_id, "result": {}})
+        elif method == "tools/list" and self.mode == "huge-pages":
+            page = int(params.get("cursor") or 0)
+            result: Json = {"tools": [{"name": f"t{page}", "description": "x" * 2 ** 20,
+                                       "inputSchema": {"type": "object"}}]}
+            if page + 1 < (self.count or 80):
+                result["nextCursor"] = str(page + 1)
+            send({"jsonrpc": "2.0", "id": request_id, "result": result})
         elif method == "tools/list":
             tools = [ECHO_TOOL] + (STRESS_TOOLS if self.mode == "stress" else [])
             send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})

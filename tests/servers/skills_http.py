@@ -21,6 +21,12 @@ The skills (``SKILLS``):
                         its size and digest are those of what is served
   dyn                   ``"resources": "dynamic"``
   team-a/twin, team-b/twin   two skills sharing the name ``twin``
+
+With ``hostile=True`` it also serves ``HOSTILE_SKILLS``: SKILL.md files whose size and digest are
+right but whose frontmatter is built to hang or crash a reader: ``long-line`` (one line of 1 MiB
+that a backtracking key pattern reads in quadratic time), ``long-blank-run`` (the same, kept under
+the frontmatter size limit), ``deep-flow`` (5,000 levels deep) and ``deep-block`` (350, within the size limit) and
+``long-int`` (a plain integer of 5,000 digits).
 """
 
 from __future__ import annotations
@@ -102,9 +108,29 @@ SKILLS: List[Json] = [
 ]
 
 
+def _hostile_md(name: str, extra: str) -> bytes:
+    return f"---\nname: {name}\ndescription: hostile\n{extra}---\n\nbody\n".encode()
+
+
+HOSTILE_FILES: Dict[str, bytes] = {
+    "skill://long-line/SKILL.md": _hostile_md("long-line", "a" + " " * 2 ** 20 + "b\n"),
+    "skill://long-blank-run/SKILL.md": _hostile_md("long-blank-run", "a" + " " * 60_000 + "b\n"),
+    "skill://deep-flow/SKILL.md": _hostile_md("deep-flow", "x: " + "[" * 5000 + "]" * 5000 + "\n"),
+    "skill://deep-block/SKILL.md": _hostile_md("deep-block", "".join(" " * i + "k:\n" for i in range(350))),
+    "skill://long-int/SKILL.md": _hostile_md("long-int", "n: " + "7" * 5000 + "\n"),
+}
+HOSTILE_SKILLS: List[Json] = [
+    {"uri": uri, "frontmatter": {"name": uri.split("/")[2], "description": "hostile"},
+     "resources": [{"uri": uri, "digest": digest(data), "size": len(data)}]}
+    for uri, data in HOSTILE_FILES.items()
+]
+
+
 class SkillsServer(StubServer):
     def __init__(self, *, era: str = "modern", declare: bool = True, ttl_ms: int = 60_000,
-                 page_size: int = 3) -> None:
+                 page_size: int = 3, hostile: bool = False) -> None:
+        self.skills = SKILLS + (HOSTILE_SKILLS if hostile else [])
+        self.files = {**FILES, **(HOSTILE_FILES if hostile else {})}
         self.era = era
         self.declare = declare
         self.ttl_ms = ttl_ms
@@ -140,20 +166,20 @@ class SkillsServer(StubServer):
                     "serverInfo": {"name": "skills", "version": "1"}}, None
         if method == "skills/list":
             start = int(params.get("cursor") or 0)
-            page: Json = {"skills": SKILLS[start:start + self.page_size], **cache}
-            if start + self.page_size < len(SKILLS):
+            page: Json = {"skills": self.skills[start:start + self.page_size], **cache}
+            if start + self.page_size < len(self.skills):
                 page["nextCursor"] = str(start + self.page_size)
             return page, None
         if method == "skills/get":
-            for skill in SKILLS:
+            for skill in self.skills:
                 if skill["uri"] == params.get("uri"):
                     return {"skill": skill, **cache}, None
             return None, {"code": -32602, "message": f"No skill is served at {params.get('uri')}"}
         if method == "resources/read":
             uri = str(params.get("uri"))
-            if uri not in FILES:
+            if uri not in self.files:
                 return None, {"code": -32602, "message": f"Unknown resource {uri}"}
-            data = SERVED.get(uri, FILES[uri])
+            data = SERVED.get(uri, self.files[uri])
             content: Json = {"uri": uri, "mimeType": "text/markdown"}
             if uri.endswith(".bin"):
                 content.update(mimeType="application/octet-stream", blob=base64.b64encode(data).decode())

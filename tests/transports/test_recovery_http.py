@@ -19,11 +19,11 @@ import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 from mcpsync.transports import StreamableHTTPTransport
 
-from ..conftest import until
+from ..conftest import require_sdk, until
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "servers"))
 
-pytest.importorskip("mcp", reason="these recovery tests serve the official SDK's app in this process")
+require_sdk()
 import era_sdk_server  # noqa: E402
 import ts_session_http  # noqa: E402
 from ts_session_http import SessionServer  # noqa: E402
