@@ -371,7 +371,7 @@ class Outcome:
         return "\n".join(lines)
 
 
-FAILURES = [("Uncaught Python exception", "crash"), ("libFuzzer: timeout", "timeout"),
+FAILURES = [("InputTooSlow", "an input took too long (CPU time)"), ("Uncaught Python exception", "crash"), ("libFuzzer: timeout", "timeout"),
             ("libFuzzer: out-of-memory", "out-of-memory"), ("libFuzzer: deadly signal", "deadly signal"),
             ("libFuzzer: fuzz target exited", "crash")]
 
