@@ -7,7 +7,8 @@ instead, and mcpsync runs the very same handlers for it.
 
     tools   haiku(topic)              asks the client's model (sampling/createMessage)
             book_table(restaurant)    asks the person (elicitation/create, a form with defaults)
-            render(frames)            a slow job that may run as a task (about 0.3 s a frame)
+            render(frames)            a slow job that may run as a task (about 0.3 s a frame;
+                                      --frame-seconds S sets another pace)
 
 Requests are handled one at a time; while it waits for the client's answer
 to its own request, it keeps reading (and answers ``ping``).
@@ -44,7 +45,8 @@ TOOLS = [
 
 
 class Server:
-    def __init__(self) -> None:
+    def __init__(self, frame_seconds: float = FRAME_SECONDS) -> None:
+        self.frame_seconds = frame_seconds
         self.next_id = 0
         self.tasks: Dict[str, Json] = {}
 
@@ -128,7 +130,7 @@ class Server:
         if name == "render":
             frames = int(arguments.get("frames", 1))
             if task is None:
-                time.sleep(frames * FRAME_SECONDS)
+                time.sleep(frames * self.frame_seconds)
                 return text(f"Rendered {frames} frames.")
             task_id = str(uuid.uuid4())
             self.tasks[task_id] = {"frames": frames, "start": time.monotonic(), "cancelled": False}
@@ -140,12 +142,12 @@ class Server:
     def status(self, task: Json) -> str:
         if task["cancelled"]:
             return "cancelled"
-        done = time.monotonic() - task["start"] >= task["frames"] * FRAME_SECONDS
+        done = time.monotonic() - task["start"] >= task["frames"] * self.frame_seconds
         return "completed" if done else "working"
 
     def info(self, task_id: str) -> Json:
         task = self.tasks[task_id]
-        elapsed = min(int((time.monotonic() - task["start"]) / FRAME_SECONDS), task["frames"])
+        elapsed = min(int((time.monotonic() - task["start"]) / self.frame_seconds), task["frames"])
         return {"taskId": task_id, "status": self.status(task), "statusMessage": f"frame {elapsed}/{task['frames']}",
                 "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
                 "ttl": 600000, "pollInterval": 200}
@@ -177,6 +179,7 @@ def text(value: str) -> Json:
 
 if __name__ == "__main__":
     try:
-        Server().serve()
+        pace = sys.argv[sys.argv.index("--frame-seconds") + 1] if "--frame-seconds" in sys.argv else FRAME_SECONDS
+        Server(float(pace)).serve()
     except (BrokenPipeError, KeyboardInterrupt):
         pass

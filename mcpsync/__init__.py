@@ -20,6 +20,7 @@ from .cancel import CancelToken
 from .capabilities import ServerCapabilities
 from .client import Client, connect
 from .progress import ProgressBar
+from .retry import Retry
 from ._signals import SignalExit, install_signal_handlers
 from ._session.spill import SpilledResult
 from .exceptions import (
@@ -186,6 +187,7 @@ __all__ = [
     "ResourceList",
     "ResourceNotFound",
     "ResourceTemplate",
+    "Retry",
     "SSETransport",
     "SamplingRejected",
     "ServerCapabilities",

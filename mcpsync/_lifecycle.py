@@ -46,7 +46,7 @@ __all__ = ["Parts", "build", "child_transport", "connector", "forked_first_use",
 #: The constructor options a client pickles with (the transport carries the rest, timeout included).
 _OPTIONS = ("protocol", "probe_timeout", "roots", "sampling_handler", "sampling_tools", "elicitation_handler",
             "elicitation_modes", "logging_handler", "client_info", "send_client_info", "tasks", "max_input_rounds",
-            "after_fork", "send_baggage", "telemetry")
+            "after_fork", "send_baggage", "telemetry", "rate_limit", "max_concurrency", "share", "idle_timeout")
 #: Options that hold user code: checked one by one, so the error can name the one that fails.
 _HANDLERS = ("roots", "sampling_handler", "elicitation_handler", "logging_handler")
 

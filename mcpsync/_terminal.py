@@ -20,7 +20,6 @@ This is a leaf module: it imports nothing of mcpsync. Pure functions; safe from 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Callable, Match
 
 __all__ = ["shown", "shown_json", "is_safe"]
@@ -54,7 +53,9 @@ def _unsafe(ch: str, lines: bool) -> bool:
     if code < 0x80:
         return False
     # Other format characters (tags, language marks), unassigned surrogates and private use do
-    # not print as themselves either.
+    # not print as themselves either. (unicodedata loads here, not at `import mcpsync`.)
+    import unicodedata
+
     return unicodedata.category(ch) in ("Cf", "Cs", "Co", "Cn")
 
 

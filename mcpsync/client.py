@@ -9,12 +9,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
+                    overload)
 
-from . import _fork, _lifecycle, capabilities
+from . import _batch, _fork, _lifecycle, _shared, capabilities
+from . import retry as _retry
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import CallOptions, Deadline, ProgressCallback
 from ._session import era as _era
+from ._session.limits import Limits
 from ._session import mrtr as _mrtr
 from ._session import telemetry as _telemetry
 from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
@@ -89,6 +92,17 @@ class Client:
             off for this client (the caller's own trace context still goes into ``_meta``).
         after_fork: a forked child's first call opens a new connection (``"reconnect"``) or raises
             ForkedError (``"raise"``), never touching the parent's; see ``docs/deploying.md``.
+        rate_limit: at most this many tool calls a second to this server (a token bucket shared by
+            every thread calling through this client); a call beyond it waits, within its timeout.
+        max_concurrency: at most this many tool calls in flight to this server at once; a call
+            beyond it waits for a free slot, within its timeout. Waiting past the timeout raises
+            RequestTimeout, as a slow answer does (see ``docs/scale.md``).
+        share: copies of this client unpickled in one process (Dask or Ray tasks that receive it as
+            an argument) share one live connection (the default), instead of one each; see
+            ``docs/deploying.md``. Set False, or ``MCPSYNC_SHARE_CONNECTIONS=0`` in the workers'
+            environment, for a connection per copy.
+        idle_timeout: seconds a shared connection no copy holds any more stays open for the next
+            one (None: 300); then it is closed (its stdio server ended).
 
     Handlers run on worker threads, never on the reader thread, and may call
     the client; the same handlers serve legacy servers' requests and modern
@@ -122,6 +136,10 @@ class Client:
         after_fork: str = "reconnect",
         send_baggage: bool = False,
         telemetry: bool = True,
+        rate_limit: Optional[float] = None,
+        max_concurrency: Optional[int] = None,
+        share: bool = True,
+        idle_timeout: Optional[float] = None,
     ) -> None:
         if timeout is not None:
             transport.timeout = timeout
@@ -143,6 +161,11 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
         self.after_fork = _fork.check_after_fork(after_fork)
+        self.share = bool(share)
+        self.idle_timeout = _shared.check_idle_timeout(idle_timeout)
+        self.rate_limit = rate_limit
+        self.max_concurrency = max_concurrency
+        self._limits = self._new_limits(transport.name)
         self._assemble(transport, log_level, NotificationRouter(transport.name, self.server_log))
         _fork.watch(self, "_after_fork_in_child")
 
@@ -151,16 +174,29 @@ class Client:
          self._tool_calls, self._skills) = _lifecycle.build(self, transport, log_level, router)
         self._connect_lock = threading.Lock()
 
+    def _new_limits(self, name: str) -> Optional[Limits]:
+        if self.rate_limit is None and self.max_concurrency is None:
+            return None
+        return Limits(name, self.rate_limit, self.max_concurrency)
+
     def _after_fork_in_child(self) -> None:
         """In a forked child: new parts around a copy of the transport (see :mod:`mcpsync._lifecycle`)."""
+        self._limits = self._new_limits(self.name)  # the parent's lock may be held by a thread not copied
         old = self._session
         if not old.closed:
             self._assemble(_lifecycle.child_transport(old.transport), old.log_level, self._router.inherited())
             self._session.first_use = _lifecycle.forked_first_use(self, _fork.parent_pid) if old.ready else None
 
     def __reduce__(self) -> Any:
-        """Pickles as its transport's settings, options and handlers; unpickled, its first call connects."""
-        return (_unpickle, (type(self), self.transport, _lifecycle.pickled_options(self, self._session.log_level)))
+        """Pickles as its transport's settings, options and handlers; unpickled, its first call connects.
+
+        With ``share`` (the default) they travel with a digest of them, the key under which the copies
+        unpickled in one process share one connection (see :mod:`mcpsync._shared`).
+        """
+        args = (type(self), self.transport, _lifecycle.pickled_options(self, self._session.log_level))
+        if not self.share:
+            return (_unpickle, args)
+        return (_unpickle_shared, (_shared.key_of(self, args), *args))
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else ("closed" if self._session.closed else "not connected")
@@ -175,9 +211,12 @@ class Client:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def __del__(self, _close: Callable[[Any], None] = close_unclosed) -> None:
+    def __del__(self, _close: Callable[[Any], None] = close_unclosed,
+                _is_handle: Callable[[Any], bool] = _shared.is_handle) -> None:
         # close_unclosed is bound as a default: at interpreter exit this module's globals may
         # already be None when the finalizer runs (seen on free-threaded builds).
+        if _is_handle(self):  # a copy sharing a connection: its lease is released by its finalizer
+            return
         session = getattr(self, "_session", None)
         if session is not None and session.ready and not session.closed:
             _close(self)
@@ -277,9 +316,15 @@ class Client:
     def close(self) -> None:
         """Close the connection (and end a stdio server). Idempotent; safe from any thread.
 
+        A copy that shares a connection (unpickled with ``share``) lets go of it instead: the others
+        go on using it; the last one's close starts its ``idle_timeout``. This copy's calls then raise
+        :class:`~mcpsync.TransportClosed`.
+
         A client that connected records ``mcp.client.session.duration`` (when an OpenTelemetry
         meter provider is set), once; with an ``error.type`` when the connection was already lost.
         """
+        if _shared.detach(self, self._closed_copy):
+            return
         session = self._session
         lost = session.ready and not session.closed and not self.transport.connected
         session.closed = True
@@ -288,6 +333,11 @@ class Client:
         started, session.connect_started = session.connect_started, None
         if started is not None and session.ready:
             _telemetry.session_ended(session, time.monotonic() - started, lost)
+
+    def _closed_copy(self) -> None:
+        """A released shared copy (its attributes now its own): closed, around an unopened transport."""
+        self._assemble(self.transport.replica(), None, NotificationRouter(self.name, self.server_log))
+        self._session.closed = True
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler(params)`` for every ``method`` notification (``"*"`` for all).
@@ -389,18 +439,21 @@ class Client:
     def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: Literal[False] = False,
                   timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                   on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
-                  max_total_timeout: Optional[float] = None, max_output: Optional[int] = None) -> CallToolResult: ...
+                  max_total_timeout: Optional[float] = None, max_output: Optional[int] = None,
+                  retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None) -> CallToolResult: ...
 
     @overload
     def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: Literal[True],
                   timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                   on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
-                  max_total_timeout: Optional[float] = None, max_output: Optional[int] = None) -> Task: ...
+                  max_total_timeout: Optional[float] = None, max_output: Optional[int] = None,
+                  retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None) -> Task: ...
 
     def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: bool = False,
                   timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                   on_progress: Optional[ProgressCallback] = None, reset_timeout_on_progress: bool = False,
                   max_total_timeout: Optional[float] = None, max_output: Optional[int] = None,
+                  retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None,
                   ) -> Union[CallToolResult, Task]:
         """Call a tool and return its result.
 
@@ -421,18 +474,55 @@ class Client:
         ``max_output`` caps the result's size in bytes: a larger result keeps its head and a note, and is
         a :class:`~mcpsync.SpilledResult` whose ``spill_path`` file holds all of it (docs/config.md).
 
+        ``retry=mcpsync.Retry(...)`` sends a failed call again, but only when that cannot run it twice for
+        nothing: when it provably never ran (refused before any byte of it was sent, or HTTP 429/503,
+        whose ``Retry-After`` is honoured), or when the tool is declared safe to repeat (its listed
+        annotations say ``idempotentHint`` or ``readOnlyHint``; ``idempotent=True`` says so for it,
+        ``idempotent=False`` overrides the annotations). Each attempt gets the whole ``timeout``. An error
+        not retried says why in its ``not_retried`` attribute (see ``docs/scale.md``).
+
         Raises:
             MCPError: the server refused the call (unknown tool, bad arguments).
             RequestTimeout, RequestCancelled, TransportClosed: as for :meth:`request`.
             CapabilityError: the server offers no tools.
             MCPSyncError: a result over ``max_output`` could not be spilled (also an OSError; ``.result``).
         """
-        return self._call_tool(name, arguments, task, capped(call_options(
-            timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout), max_output))
+        options = capped(call_options(timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout),
+                         max_output)
+        if retry is None:
+            return self._call_tool(name, arguments, task, options)
+        return self._retried(name, arguments, task, options, retry, idempotent)
+
+    def _retried(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool, options: CallOptions,
+                 retry: _retry.Retry, idempotent: Optional[bool]) -> Union[CallToolResult, Task]:
+        """:meth:`call_tool` under ``retry`` (the policy is :func:`mcpsync.retry.run`'s)."""
+        budget = options.timeout if options.timeout is not None else self.transport.timeout
+
+        def attempt(ids: Callable[[Any], None]) -> Union[CallToolResult, Task]:
+            return self._call_tool(name, arguments, task, options._replace(on_request_id=ids))
+
+        def repeatable() -> bool:
+            if idempotent is not None:
+                return idempotent
+            return self._lists.repeatable(name, call_options(budget, options.cancel))
+
+        return _retry.run(attempt, retry, repeatable=repeatable, timeout=budget, cancel=options.cancel, tool=name)
 
     def _call_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
                    options: CallOptions) -> Union[CallToolResult, Task]:
-        """:meth:`call_tool` with its options built; ``options.deadline``, when set, ends a task-backed wait."""
+        """:meth:`call_tool` with its options built; ``options.deadline``, when set, ends a task-backed wait.
+        Waits first for a turn under the client's ``rate_limit`` and ``max_concurrency``, if it has them."""
+        limits = self._limits
+        if limits is None:
+            return self._send_tool(name, arguments, task, options)
+        options = limits.enter(options, self.transport.timeout)
+        try:
+            return self._send_tool(name, arguments, task, options)
+        finally:
+            limits.leave()
+
+    def _send_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
+                   options: CallOptions) -> Union[CallToolResult, Task]:
         params: JSONObject = {"name": name, "arguments": dict(arguments) if arguments else {}}
         session = self._session
         if session.plain_tool_calls and not task:
@@ -440,6 +530,56 @@ class Client:
             return limit_raw(session.legacy_call("tools/call", params, options), options)
         session.require("tools", what=f"call tool {name!r}")
         return limit(call_as_task(session, self._tool_calls, params, task, options, always=self.tasks), options)
+
+    def map_tool(self, name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *, max_concurrency: int = 8,
+                 timeout: Optional[float] = None, return_exceptions: bool = False,
+                 retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None,
+                 progress: _batch.ProgressArg = False) -> List[Any]:
+        """Call tool ``name`` once for each arguments mapping of ``arguments``; the results, in input order.
+
+        At most ``max_concurrency`` calls are in flight at once, each on a thread of a pool this call
+        starts and ends (the client's own ``max_concurrency`` and ``rate_limit``, when set, still hold:
+        calls beyond them wait). ``timeout``, ``retry`` and ``idempotent`` apply to each call as in
+        :meth:`call_tool`. A result with ``is_error`` is a result, as in :meth:`call_tool`.
+
+        With ``return_exceptions=True`` a call that raised is its exception in the list. Otherwise the
+        first failure cancels the calls still in flight (their servers are sent ``notifications/cancelled``),
+        sends no more, and is raised once they have ended. ``progress=True`` draws a progress bar (tqdm's,
+        in a terminal or a notebook, with the ``progress`` extra; else a text line on stderr); a callable
+        is called as ``progress(done, total, None)`` instead.
+
+        Raises:
+            ValueError: ``max_concurrency`` is not a whole number of at least 1.
+            and the first failure of a call, as :meth:`call_tool` raises it (unless ``return_exceptions``).
+        """
+        return list(self._imap(name, arguments, max_concurrency, timeout, return_exceptions, retry, idempotent,
+                               progress, None))
+
+    def imap_tool(self, name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *, max_concurrency: int = 8,
+                  timeout: Optional[float] = None, return_exceptions: bool = False,
+                  retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None,
+                  progress: _batch.ProgressArg = False) -> Iterator[Any]:
+        """:meth:`map_tool`, lazily: yields each result, in input order, as soon as it and those before it are in.
+
+        ``arguments`` may be an endless generator: at most ``max_concurrency`` items are read ahead of the
+        last one yielded, and nothing is read (no thread started) before the first ``next()``. Closing the
+        iterator early (``close()``, or leaving a ``with contextlib.closing(...)`` block) cancels the calls in
+        flight and ends the threads; so does a failure, which is raised from ``next()``.
+        """
+        return self._imap(name, arguments, max_concurrency, timeout, return_exceptions, retry, idempotent,
+                          progress, max_concurrency)
+
+    def _imap(self, name: str, arguments: Iterable[Optional[Mapping[str, Any]]], max_concurrency: int,
+              timeout: Optional[float], return_exceptions: bool, retry: Optional[_retry.Retry],
+              idempotent: Optional[bool], progress: _batch.ProgressArg, read_ahead: Optional[int]) -> Iterator[Any]:
+        _batch.check_concurrency(max_concurrency)
+
+        def one(item: Optional[Mapping[str, Any]], cancel: CancelToken) -> CallToolResult:
+            result = self.call_tool(name, item, timeout=timeout, cancel=cancel, retry=retry, idempotent=idempotent)
+            return result
+
+        return _batch.imap(one, arguments, max_concurrency=max_concurrency, return_exceptions=return_exceptions,
+                           read_ahead=read_ahead, progress=progress, description=name)
 
     def list_tasks(self, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> List[TaskInfo]:
         """The server's tasks (``tasks/list``, 2025-11-25; the 2026 tasks extension has no list).
@@ -595,6 +735,25 @@ def _unpickle(cls: Any, transport: Transport, options: Dict[str, Any]) -> Client
     client: Client = cls(transport, **options)
     client._session.first_use = _lifecycle.connector(client)  # noqa: SLF001 the client's own unpickler
     return client
+
+
+def _unpickle_shared(key: bytes, cls: Any, transport: Transport, options: Dict[str, Any]) -> Client:
+    """A copy of a client pickled with ``share``: a handle on this process's connection for ``key``."""
+    if not _shared.enabled():
+        return _unpickle(cls, transport, options)
+
+    def build() -> Any:
+        core = _unpickle(cls, transport, options)
+        return core, core.idle_timeout
+
+    core, lease = _shared.acquire(key, build, _usable)
+    handle: Client = _shared.lend(core, lease, key)
+    return handle
+
+
+def _usable(core: Client) -> bool:
+    """Whether new copies may share ``core``: not closed, and its connection not lost (nor failed)."""
+    return not core.transport.finished
 
 
 def connect(target: Target, **options: Any) -> Client:

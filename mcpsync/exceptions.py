@@ -82,7 +82,14 @@ __all__ = [
 
 
 class MCPSyncError(Exception):
-    """Root of every exception raised by mcpsync itself (not by the peer)."""
+    """Root of every exception raised by mcpsync itself (not by the peer).
+
+    Attributes:
+        not_retried: for a call made with ``retry=``, why this failure was not sent again (say,
+            the call may have run and the tool is not declared safe to repeat); None otherwise.
+    """
+
+    not_retried: Optional[str] = None
 
 
 class TransportError(MCPSyncError):

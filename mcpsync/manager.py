@@ -25,9 +25,10 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
-from . import _fork
+from . import _batch, _fork, _shared
+from . import retry as _retry
 from ._live import LiveSet
 from ._fleet.index import ManagedTool, ToolIndex
 from ._fleet.policy import output_limit, required_failure, required_starting, tool_timeout, wait_for
@@ -85,6 +86,12 @@ class Manager:
         after_fork: in a forked child, a manager started in the parent starts its servers anew on
             first use (``"reconnect"``) or raises ForkedError then (``"raise"``); the parent's servers
             are never touched. Pickled, it carries its config and settings and starts on first use.
+        share: copies of this manager unpickled in one process (Dask or Ray tasks that receive it as
+            an argument) share one live manager, its servers and connections (the default), instead of
+            one each; see ``docs/deploying.md``. False (or ``MCPSYNC_SHARE_CONNECTIONS=0`` in the
+            workers' environment): a manager per copy.
+        idle_timeout: seconds a shared manager no copy holds any more stays open (None: 300); then
+            it is closed.
 
     A config from :meth:`discover` may hold entries of project files the user has not
     trusted (``ServerConfig.trusted`` False): they are listed with state ``untrusted``,
@@ -107,12 +114,15 @@ class Manager:
         client_options: Optional[Mapping[str, Any]] = None,
         environ: Optional[Mapping[str, str]] = None,
         after_fork: str = "reconnect",
+        share: bool = True,
+        idle_timeout: Optional[float] = None,
     ) -> None:
         check_callback(on_tools_changed, "on_tools_changed", "(server_name)")
         settings: Dict[str, Any] = {
             "cache": cache, "reconnect": reconnect, "timeout": timeout, "max_parallel": max_parallel,
             "on_tools_changed": on_tools_changed, "client_options": dict(client_options or {}),
-            "environ": environ, "after_fork": _fork.check_after_fork(after_fork)}
+            "environ": environ, "after_fork": _fork.check_after_fork(after_fork), "share": bool(share),
+            "idle_timeout": _shared.check_idle_timeout(idle_timeout)}
         self._setup(load(config, environ=environ) if config is not None else Config(), settings, None)
         _fork.watch(self, "_after_fork_in_child")
 
@@ -169,7 +179,10 @@ class Manager:
             started = (self._started or self._pending is not None) and not self._closed  # a copy of a copy too
         for name, value in [("on_tools_changed", self.on_tools_changed), *self._client_options.items()]:
             require_picklable("manager", name, value)
-        return (_unpickle, (type(self), self.config, self._settings, servers, started))
+        args = (type(self), self.config, self._settings, servers, started)
+        if not self._settings.get("share", True):
+            return (_unpickle, args)
+        return (_unpickle_shared, (_shared.key_of(self, args), *args))
 
     def _resume(self) -> None:
         """The first use after fork or unpickling: start the servers as the original manager had."""
@@ -208,9 +221,11 @@ class Manager:
             states = {name: server.state for name, server in self._servers.items()}
         return f"<Manager {states}{' closed' if self._closed else ''}>"
 
-    def __del__(self) -> None:
+    def __del__(self, _is_handle: Callable[[Any], bool] = _shared.is_handle) -> None:
         # Unreachable and never closed: say so, and let the manager's idle threads end. The
         # clients close themselves as they are collected (with their own ResourceWarning).
+        if _is_handle(self):  # a copy sharing a manager: its lease is released by its finalizer
+            return
         if not getattr(self, "_closed", True):
             try:
                 import warnings
@@ -342,6 +357,8 @@ class Manager:
         cancel: Optional[CancelToken] = None,
         on_progress: Optional[ProgressCallback] = None,
         max_output: Optional[int] = None,
+        retry: Optional[_retry.Retry] = None,
+        idempotent: Optional[bool] = None,
     ) -> CallToolResult:
         """Call a tool by its qualified name; waits for its server if it is still (re)connecting.
 
@@ -350,6 +367,9 @@ class Manager:
         reached the server (it was down, restarting, just lost) waits in that time for the reconnect
         and is sent again (once). A result with ``is_error`` is returned, not raised. ``max_output``
         (default: the server's) caps the result's size in bytes, as for :meth:`Client.call_tool`.
+        ``retry`` and ``idempotent`` as for :meth:`Client.call_tool` (the tool's annotations come from the
+        manager's tool list); each attempt gets the whole ``timeout``. The server's ``rate_limit`` and
+        ``max_concurrency`` config keys hold here: a call beyond them waits for its turn, within ``timeout``.
 
         Raises:
             UnknownToolError: no tool has that name (ToolNotAllowed: its server's config filters it out).
@@ -365,15 +385,68 @@ class Manager:
             if server is None:
                 raise UnknownToolError(qualified_name)
         budget = tool_timeout(server.config, server.timeout) if timeout is None else timeout
-        deadline = Deadline.after(budget)
-        options = CallOptions(timeout=budget, cancel=cancel, on_progress=on_progress, deadline=deadline,
-                              max_output=output_limit(server.config, max_output))
-        # The one options value, deadline included, goes to the client whole (its public call_tool would start
-        # a new clock); a call that never reached the server is sent again after the reconnect (ManagedServer.call).
-        result = server.call(lambda c, o: c._call_tool(entry.name, arguments, False, o),  # noqa: SLF001
-                             options, budget)
-        assert isinstance(result, CallToolResult)
-        return result
+        limit = output_limit(server.config, max_output)
+
+        def attempt(ids: Optional[Callable[[Any], None]]) -> CallToolResult:
+            options = CallOptions(timeout=budget, cancel=cancel, on_progress=on_progress,
+                                  deadline=Deadline.after(budget), max_output=limit, on_request_id=ids)
+            # The one options value, deadline included, goes to the client whole (its public call_tool would
+            # start a new clock); a call that never reached the server is sent again after the reconnect
+            # (ManagedServer.call).
+            result = server.call(lambda c, o: c._call_tool(entry.name, arguments, False, o),  # noqa: SLF001
+                                 options, budget)
+            assert isinstance(result, CallToolResult)
+            return result
+
+        if retry is None:
+            return attempt(None)
+
+        def repeatable() -> bool:
+            if idempotent is not None:
+                return idempotent
+            annotations = entry.tool.annotations or {}
+            return annotations.get("idempotentHint") is True or annotations.get("readOnlyHint") is True
+
+        return _retry.run(attempt, retry, repeatable=repeatable, timeout=budget, cancel=cancel, tool=qualified_name)
+
+    def map_tool(self, qualified_name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *,
+                 max_concurrency: int = 8, timeout: Optional[float] = None, return_exceptions: bool = False,
+                 retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None,
+                 progress: _batch.ProgressArg = False) -> List[Any]:
+        """:meth:`call_tool` once for each arguments mapping of ``arguments``; the results, in input order.
+
+        As :meth:`Client.map_tool` (bounded pool, ``return_exceptions``, first failure cancels the calls in
+        flight, ``progress``), each call made as :meth:`call_tool` makes it (waiting for its server, its
+        ``rate_limit`` and ``max_concurrency``).
+
+        Raises:
+            UnknownToolError: no tool has that name (before anything is sent).
+            ValueError: ``max_concurrency`` is not a whole number of at least 1.
+            and the first failure of a call (unless ``return_exceptions``).
+        """
+        return list(self._imap(qualified_name, arguments, max_concurrency, timeout, return_exceptions, retry,
+                               idempotent, progress, None))
+
+    def imap_tool(self, qualified_name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *,
+                  max_concurrency: int = 8, timeout: Optional[float] = None, return_exceptions: bool = False,
+                  retry: Optional[_retry.Retry] = None, idempotent: Optional[bool] = None,
+                  progress: _batch.ProgressArg = False) -> Iterator[Any]:
+        """:meth:`map_tool`, lazily, as :meth:`Client.imap_tool` (at most ``max_concurrency`` items read ahead)."""
+        return self._imap(qualified_name, arguments, max_concurrency, timeout, return_exceptions, retry,
+                          idempotent, progress, max_concurrency)
+
+    def _imap(self, qualified_name: str, arguments: Iterable[Optional[Mapping[str, Any]]], max_concurrency: int,
+              timeout: Optional[float], return_exceptions: bool, retry: Optional[_retry.Retry],
+              idempotent: Optional[bool], progress: _batch.ProgressArg, read_ahead: Optional[int]) -> Iterator[Any]:
+        _batch.check_concurrency(max_concurrency)
+        self.tool(qualified_name)  # an unknown name fails here, not once per item
+
+        def one(item: Optional[Mapping[str, Any]], cancel: CancelToken) -> CallToolResult:
+            return self.call_tool(qualified_name, item, timeout=timeout, cancel=cancel, retry=retry,
+                                  idempotent=idempotent)
+
+        return _batch.imap(one, arguments, max_concurrency=max_concurrency, return_exceptions=return_exceptions,
+                           read_ahead=read_ahead, progress=progress, description=qualified_name)
 
     def client(self, name: str, *, timeout: Optional[float] = None) -> Client:
         """The server's connected :class:`~mcpsync.Client`, waiting up to ``timeout`` seconds for it.
@@ -505,8 +578,17 @@ class Manager:
 
         Pending and later calls fail (``TransportClosed``, ``ServerNotConnected``);
         every process, thread and connection the manager started is ended and joined.
-        A manager still open at interpreter exit is closed then.
+        A manager still open at interpreter exit is closed then. A copy that shares a manager
+        (unpickled with ``share``) lets go of it instead, as :meth:`Client.close` says.
         """
+        if _shared.detach(self, self._closed_copy):
+            return
+        self._close(None)
+
+    def _closed_copy(self) -> None:
+        """A released shared copy (its attributes now its own): built anew around the same servers, never
+        started, then closed (its calls raise as a closed manager's)."""
+        self._setup(self.config, self._settings, {name: server.config for name, server in self._servers.items()})
         self._close(None)
 
     def _close(self, grace: Optional[float]) -> None:
@@ -589,6 +671,26 @@ def _unpickle(cls: Any, config: Config, settings: Dict[str, Any], servers: Dict[
     if started:
         manager._pending = "reconnect"  # noqa: SLF001 likewise
     return manager
+
+
+def _unpickle_shared(key: bytes, cls: Any, config: Config, settings: Dict[str, Any],
+                     servers: Dict[str, Optional[ServerConfig]], started: bool) -> Manager:
+    """A copy of a manager pickled with ``share``: a handle on this process's manager for ``key``."""
+    if not _shared.enabled():
+        return _unpickle(cls, config, settings, servers, started)
+
+    def build() -> Any:
+        return (_unpickle(cls, config, settings, servers, started),
+                settings.get("idle_timeout", _shared.DEFAULT_IDLE_TIMEOUT))
+
+    core, lease = _shared.acquire(key, build, _usable)
+    handle: Manager = _shared.lend(core, lease, key)
+    return handle
+
+
+def _usable(core: Manager) -> bool:
+    """Whether new copies may share ``core``: not closed (it reconnects its servers by itself)."""
+    return not core.closed
 
 
 def _close_all_at_exit() -> None:

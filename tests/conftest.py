@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator, List
 
 import pytest
 
+from mcpsync import _shared
+
 SERVERS = Path(__file__).parent / "servers"
 ROOT = Path(__file__).parent.parent
 PY = sys.executable
@@ -113,6 +115,7 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if request.node.get_closest_marker("allow_leaks"):
         return
+    _shared.close_idle()  # a shared connection nobody holds is kept for its idle time on purpose
     leaked = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
     for thread in leaked:
         thread.join(5.0)  # threads being torn down get a bounded moment to finish

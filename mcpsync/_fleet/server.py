@@ -26,6 +26,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional
 
 from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
+from .._session.limits import Limits
 from ..cancel import CancelToken
 from ..client import Client
 from ..config import ServerConfig
@@ -200,6 +201,9 @@ class ManagedServer:
         self.transport_kind: Optional[str] = None  # what the last connection really used ("sse" after a fallback)
         self.waiting_since = time.monotonic()  # when the current connection attempt (or its wait) began
         self._burst: Deque[float] = collections.deque()  # start times of this outage's attempts
+        # rate_limit / max_concurrency: one set of limits for the server, kept across its reconnects
+        self.limits = (Limits(name, config.rate_limit, config.max_concurrency)
+                       if config is not None and (config.rate_limit or config.max_concurrency) else None)
         self._failures = 0
         self._up_since = 0.0  # monotonic time the current connection was made
         if error is not None:
@@ -463,15 +467,22 @@ class ManagedServer:
         """
         deadline = options.deadline if options.deadline is not None else Deadline.after(budget)
         client = self.wait_client(deadline, options.cancel, budget)
-        ids = _Ids()
+        limits = self.limits
+        if limits is not None:  # the server's rate_limit and max_concurrency: wait for a turn, in the deadline
+            options = limits.enter(options._replace(deadline=deadline), budget)
         try:
-            return send(client, options._replace(on_request_id=ids))
-        except (TransportClosed, ConnectError) as exc:
-            if not _undelivered(exc, ids.count) or deadline.expired:
-                raise
-            log.info("[%s] A call never reached the server (%s); sending it again once reconnected", self.name,
-                     str(exc).splitlines()[0])
-        return send(self.wait_client(deadline, options.cancel, budget), options)
+            ids = _Ids(options.on_request_id)
+            try:
+                return send(client, options._replace(on_request_id=ids))
+            except (TransportClosed, ConnectError) as exc:
+                if not _undelivered(exc, ids.count) or deadline.expired:
+                    raise
+                log.info("[%s] A call never reached the server (%s); sending it again once reconnected", self.name,
+                         str(exc).splitlines()[0])
+            return send(self.wait_client(deadline, options.cancel, budget), options)
+        finally:
+            if limits is not None:
+                limits.leave()
 
     # -- waiting (caller threads) ----------------------------------------------------------
 
@@ -543,13 +554,16 @@ class ManagedServer:
 class _Ids:
     """An ``on_request_id`` that counts the requests a call got ids for (any of them may have been sent)."""
 
-    __slots__ = ("count",)
+    __slots__ = ("count", "then")
 
-    def __init__(self) -> None:
+    def __init__(self, then: Optional[Callable[[Any], None]] = None) -> None:
         self.count = 0
+        self.then = then  # the caller's own on_request_id (a retry counting requests), told as well
 
-    def __call__(self, _request_id: Any) -> None:
+    def __call__(self, request_id: Any) -> None:
         self.count += 1
+        if self.then is not None:
+            self.then(request_id)
 
 
 def _undelivered(error: BaseException, requests: int) -> bool:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, T
 
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import CallOptions
+from ..exceptions import MCPSyncError
 from ..types import MCPObject, PromptList, ResourceList, Tool, ToolList
 from .listcache import ListCache, credential_of
 from .pagination import listing_budget, paginate
@@ -47,6 +48,18 @@ class Lists:
         """
         self._session.require("tools", what="list tools")
         return self.cached("tools", "tools/list", "tools", Tool, refresh, options)
+
+    def repeatable(self, name: str, options: CallOptions) -> bool:
+        """Whether tool ``name`` is declared safe to run twice (see ``ToolBook.repeatable``), listing the
+        tools first when they were not; False when that fails (unknown is not safe)."""
+        known = self._tools.repeatable(name)
+        if known is None:
+            try:
+                self.tools(False, options)
+            except MCPSyncError:
+                return False
+            known = self._tools.repeatable(name)
+        return bool(known)
 
     def pages(self, method: str, key: str, options: CallOptions) -> Iterator[JSONObject]:
         """The items under ``key`` of every page of ``method``, fetched as they are needed."""

@@ -78,6 +78,16 @@ class ToolBook:
     def knows(self, name: str) -> bool:
         return name in self._defs
 
+    def repeatable(self, name: str) -> Optional[bool]:
+        """Whether a listed tool is declared safe to run twice (``idempotentHint`` or ``readOnlyHint``
+        in its annotations); None when the tool was not listed."""
+        if name not in self._defs:
+            return None
+        annotations = self._defs[name].get("annotations")
+        if not isinstance(annotations, dict):
+            return False
+        return annotations.get("idempotentHint") is True or annotations.get("readOnlyHint") is True
+
     def call_with_plans(self, name: str, send: Callable[[], Any], refresh: Callable[[], None]) -> Any:
         """Modern Streamable HTTP: ``send()`` the call of tool ``name`` with its header plan in place.
 

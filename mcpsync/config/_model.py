@@ -74,6 +74,9 @@ class ServerConfig:
             a file: see docs/config.md), or None for no cap.
         telemetry: False turns off this server's OpenTelemetry spans and durations through a
             manager (the ``Client(telemetry=False)`` of its connections; see docs/telemetry.md).
+        rate_limit: at most this many tool calls a second through a manager, or None.
+            ``max_concurrency``: at most this many tool calls in flight at once, or None. Calls
+            beyond either wait for their turn within their timeout (docs/scale.md).
 
     ``repr()`` never shows an expanded secret: env and header values are left out
     (their keys are shown), ``args`` are shown as written in the file (a
@@ -82,7 +85,7 @@ class ServerConfig:
 
     __slots__ = ("name", "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "enabled",
                  "source", "raw", "type_declared", "trusted", "enabled_tools", "disabled_tools", "startup_timeout",
-                 "tool_timeout", "required", "max_output", "telemetry")
+                 "tool_timeout", "required", "max_output", "telemetry", "rate_limit", "max_concurrency")
 
     def __init__(self, name: str, type: str = STDIO, *, command: Optional[str] = None,
                  args: Iterable[str] = (), env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
@@ -92,7 +95,8 @@ class ServerConfig:
                  trusted: bool = True, enabled_tools: Optional[Iterable[str]] = None,
                  disabled_tools: Iterable[str] = (), startup_timeout: Optional[float] = None,
                  tool_timeout: Optional[float] = None, required: bool = False,
-                 max_output: Optional[int] = None, telemetry: bool = True) -> None:
+                 max_output: Optional[int] = None, telemetry: bool = True,
+                 rate_limit: Optional[float] = None, max_concurrency: Optional[int] = None) -> None:
         self.name = name
         self.type = type
         self.command = command
@@ -113,6 +117,8 @@ class ServerConfig:
         self.required = required
         self.max_output = max_output
         self.telemetry = telemetry
+        self.rate_limit = rate_limit
+        self.max_concurrency = max_concurrency
         self.raw: Dict[str, Any] = dict(raw) if raw is not None else self._as_dict()
 
     def __repr__(self) -> str:

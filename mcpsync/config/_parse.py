@@ -459,7 +459,7 @@ _SECONDS = (("startup_timeout", ("startup_timeout", "startup_timeout_sec"), ("st
 
 def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
     """The manager's keys of one entry: tool filters, startup and tool timeouts, required, max_output,
-    telemetry."""
+    telemetry, rate_limit, max_concurrency."""
     keys: Dict[str, Any] = {}
     for key, spellings in _TOOL_LISTS.items():
         for spelling in spellings:
@@ -479,6 +479,20 @@ def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ConfigError(f'"{spelling}" must be a positive whole number of bytes, not {value!r}')
             keys["max_output"] = value
+            break
+    for spelling in ("rate_limit", "rateLimit"):
+        if spelling in fields:
+            value = fields[spelling]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ConfigError(f'"{spelling}" must be a positive number of calls per second, not {value!r}')
+            keys["rate_limit"] = float(value)
+            break
+    for spelling in ("max_concurrency", "maxConcurrency"):
+        if spelling in fields:
+            value = fields[spelling]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f'"{spelling}" must be a whole number of calls of at least 1, not {value!r}')
+            keys["max_concurrency"] = value
             break
     return keys
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import socket
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
@@ -70,6 +69,8 @@ def resolve(host: str, port: int) -> List[str]:
     Raises:
         OSError: it does not resolve.
     """
+    import socket  # only when a name is resolved: keeps `import mcpsync` light
+
     return sorted({str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)})
 
 
@@ -86,6 +87,8 @@ def ip_address(text: str) -> Optional[Address]:
         if not _LEGACY_IPV4.fullmatch(bare):
             return None
         try:
+            import socket  # a legacy IPv4 spelling, read as inet_aton reads it
+
             address = ipaddress.IPv4Address(socket.inet_aton(bare))
         except (OSError, ValueError):
             return None

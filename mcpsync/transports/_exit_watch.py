@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional
+
+if TYPE_CHECKING:
+    import subprocess  # annotations only: it loads when a server starts
 
 from .. import _fork
 

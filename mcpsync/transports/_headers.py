@@ -12,7 +12,6 @@ each tool's ``inputSchema`` into a :data:`HeaderPlan` with :func:`header_plan`
 
 from __future__ import annotations
 
-import base64
 import logging
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
@@ -51,6 +50,8 @@ def encode_value(value: str) -> str:
     """
     if _SAFE.match(value) and value == value.strip(" \t") and not _SENTINEL.match(value):
         return value
+    import base64  # only for a value that is not plain ASCII: keeps `import mcpsync` light
+
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 

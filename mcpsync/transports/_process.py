@@ -12,11 +12,13 @@ import os
 import re
 import select
 import signal
-import subprocess
 import sys
 import threading
 import time
-from typing import IO, Any, Dict, List, Mapping, Optional, Tuple
+from typing import IO, TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+
+if TYPE_CHECKING:
+    import subprocess  # the module loads when a server starts (see spawn)
 
 from .. import _fork
 from . import _watchdog
@@ -68,6 +70,7 @@ def spawn(argv: List[str], env: Dict[str, str], cwd: Optional[str],
     process die without :func:`terminate` being called, the watchdog gives the server
     ``grace`` seconds to exit, then ends its group with SIGTERM and, ``grace`` later, SIGKILL.
     """
+    import subprocess  # when a server starts, not at `import mcpsync`
     kwargs: Dict[str, object] = {}
     if IS_WINDOWS:
         kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
@@ -103,6 +106,7 @@ def _group_alive(proc: "subprocess.Popen[bytes]") -> bool:
 
 def _wait_group(proc: "subprocess.Popen[bytes]", timeout: float) -> bool:
     """Wait until the leader is reaped and the group is empty; True if so in time."""
+    import subprocess  # when a server starts, not at `import mcpsync`
     deadline = time.monotonic() + timeout
     try:
         proc.wait(max(0.0, timeout))
@@ -130,6 +134,7 @@ def terminate(proc: "subprocess.Popen[bytes]", grace: float) -> None:
 
 
 def _end(proc: "subprocess.Popen[bytes]", grace: float) -> None:
+    import subprocess  # when a server starts, not at `import mcpsync`
     if IS_WINDOWS:
         try:
             proc.wait(grace)
@@ -306,6 +311,7 @@ class Watchdog:
                 self._drop()
 
     def _start(self) -> "Optional[subprocess.Popen[bytes]]":
+        import subprocess  # when a server starts, not at `import mcpsync`
         python = _python()
         if python is None or not os.path.isfile(_watchdog.SCRIPT):
             self._warn(f"no Python program to run it with ({sys.executable!r})" if python is None
@@ -343,6 +349,7 @@ class Watchdog:
 
     def _retire(self) -> None:
         """Nothing is guarded: close the pipe, which tells the watchdog to exit, and reap it."""
+        import subprocess  # when a server starts, not at `import mcpsync`
         proc, self._proc = self._proc, None
         if proc is None:
             return

@@ -149,6 +149,11 @@ class Transport(abc.ABC):
         return self._started and not self._closing and not self._engine.closed
 
     @property
+    def finished(self) -> bool:
+        """True once closed, or its connection lost: it can never be opened (again); use :meth:`replica`."""
+        return self._closing or self._engine.closed
+
+    @property
     def timeout(self) -> Optional[float]:
         """The default per-request timeout in seconds."""
         return self._engine.default_timeout

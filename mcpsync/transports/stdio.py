@@ -18,10 +18,12 @@ import logging
 import os
 import re
 import shutil
-import subprocess
 import threading
 import weakref
-from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    import subprocess  # annotations only: it loads when a server starts
 
 from .. import _fork
 from .._live import LiveSet

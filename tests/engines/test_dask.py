@@ -3,7 +3,8 @@ to its tasks by pickling (tests/engines/dask_driver.py, run in a process of its 
 
 Every task's answer must be its own token's echo, from a server the worker started (never the
 driver's); the driver's own server must answer it meanwhile and afterwards; when the driver has
-ended, none of the cluster's processes or servers are left.
+ended, none of the cluster's processes or servers are left. Copies a worker unpickles share one
+server; a client built with ``share=False`` gets one per task.
 """
 
 from __future__ import annotations
@@ -33,13 +34,16 @@ def test_dask_workers_call_tools_through_pickled_clients(engine_run: EngineRun) 
     assert not servers & {report["server"], report["manager_server"]}  # workers started servers of their own
     scattered = results[:report["scattered"]]
     managed = results[report["scattered"]:report["scattered"] + report["managed"]]
-    by_argument = results[report["scattered"] + report["managed"]:]
-    # A scattered client is one copy per worker: one server per worker serves all its tasks.
-    for group in (scattered, managed):
+    start = report["scattered"] + report["managed"]
+    by_argument = results[start:start + report["by_argument"]]
+    private = results[start + report["by_argument"]:]
+    # A scattered client is one copy per worker, and the copies a worker unpickles for its tasks share
+    # one connection: one server per worker serves all its tasks.
+    for group in (scattered, managed, by_argument):
         per_worker: dict = {}
         for r in group:
             per_worker.setdefault(r["worker"], set()).add(r["server"])
         assert all(len(s) == 1 for s in per_worker.values()), per_worker
-    # A client passed as an argument is a copy per task, each with its own server.
-    assert len({r["server"] for r in by_argument}) == len(by_argument)
+    # A client built with share=False is a copy per task, each with its own server.
+    assert len({r["server"] for r in private}) == len(private)
     engine_run.nothing_left()

@@ -2,11 +2,13 @@
 
 The demo server's tools (``echo``, ``add``, ``countdown``), resource and prompt, plus the tools
 the guides call as examples of "your server's" tools (``search``, ``square``, ``index``,
-``query``), written with :class:`mcpsync.testing.FakeServer` and served over stdio.
+``query``, ``slow``, ``crawl``, ``read_file``, ``summarise``, ``charge_card``, and ``chart`` with its MCP Apps view), written
+with :class:`mcpsync.testing.FakeServer` and served over stdio.
 
     python tests/servers/docs_server.py
 """
 
+from pathlib import Path
 from typing import Dict, List
 
 from mcpsync.testing import Context, FakeServer
@@ -60,6 +62,53 @@ def index(ctx: Context, files: int = 3) -> str:
 def query(sql: str) -> str:
     """Run a query; its result is large (about 300 kB)."""
     return "\n".join(f"row {number}: {sql}" for number in range(10_000))
+
+
+@server.tool()  # longer than docs/timeouts.md's 5 s cancel timer
+def slow(ctx: Context) -> str:
+    """Work for 6 seconds, or until cancelled."""
+    return "done" if ctx.sleep(6) else "cancelled"
+
+
+@server.tool()
+def crawl(ctx: Context, site: str, pages: int = 3) -> str:
+    """Crawl a site, reporting progress after each page."""
+    for done in range(1, pages + 1):
+        ctx.progress(done, pages, f"crawled {done} of {site}")
+    return f"crawled {pages} pages of {site}"
+
+
+@server.tool()  # docs/manager.md's "files" server
+def read_file(path: str) -> str:
+    """Read a text file below the server's working directory."""
+    root = Path.cwd().resolve()
+    target = (root / path).resolve()
+    if root not in target.parents:
+        raise ValueError(f"{path} is outside {root}")
+    return target.read_text(encoding="utf-8")
+
+
+@server.tool()  # docs/deploying.md's workers call it
+def summarise(path: str) -> str:
+    """Summarise a document."""
+    return f"a summary of {path}"
+
+
+@server.tool()  # docs/scale.md: a call that outlives its timeout, not declared safe to repeat
+def charge_card(ctx: Context, order: int) -> str:
+    """Charge the card of an order (slow: 10 seconds, or until cancelled)."""
+    return f"charged order {order}" if ctx.sleep(10) else "cancelled"
+
+
+@server.tool(meta={"ui": {"resourceUri": "ui://docs-server/chart.html"}})
+def chart(values: List[float]) -> Dict[str, List[float]]:
+    """Chart some numbers (an MCP Apps tool: its view is ui://docs-server/chart.html)."""
+    return {"values": values}
+
+
+@server.resource("ui://docs-server/chart.html", mime_type="text/html;profile=mcp-app")
+def chart_view() -> str:
+    return "<!doctype html>\n<title>Chart</title>\n<p>The chart tool's values, drawn.</p>\n"
 
 
 @server.resource("demo://readme", mime_type="text/markdown")

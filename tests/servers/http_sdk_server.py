@@ -196,15 +196,16 @@ def build_server(name: str = "http-sdk-server") -> MCPServer:
     return server
 
 
-def make_app(mode: str) -> Any:
-    """The Starlette app serving ``build_server()`` in ``mode`` (see the module docstring)."""
+def make_app(mode: str, host: str = "127.0.0.1") -> Any:
+    """The Starlette app serving ``build_server()`` in ``mode`` (see the module docstring) on ``host``
+    (the SDK checks the Host header against it: only loopback names for a loopback address)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
     server = build_server()
     if mode == "legacy-sse":
-        return server.sse_app()
+        return server.sse_app(host=host)
     return server.streamable_http_app(json_response=mode.startswith("json"),
-                                      stateless_http=mode.endswith("stateless"))
+                                      stateless_http=mode.endswith("stateless"), host=host)
 
 
 def url_path(mode: str) -> str:
@@ -216,10 +217,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", default="sse-stateful", choices=MODES)
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--host", default="127.0.0.1", help="the address to serve on (a test's network namespace)")
     args = parser.parse_args()
     import uvicorn
 
-    uvicorn.run(make_app(args.mode), host="127.0.0.1", port=args.port, log_level="warning")
+    uvicorn.run(make_app(args.mode, args.host), host=args.host, port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

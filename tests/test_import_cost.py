@@ -1,0 +1,60 @@
+"""Cold start: the standard-library modules `import mcpsync` may load are pinned.
+
+A plain script pays for everything `import mcpsync` loads on every run (so does the CLI), and
+most scripts only connect to one server and call a tool. So digests (``hashlib``, ``hmac``),
+archives, ``pathlib``, ``subprocess`` (until a stdio server starts), ``shutil``, ``socket``
+(until a name is resolved), ``dataclasses`` (which loads ``inspect``), HTTP libraries, asyncio
+and OpenTelemetry load when they are first used, not at import. This test runs
+``import mcpsync`` in a fresh isolated interpreter and fails when it loads a standard-library
+module outside :data:`ALLOWED`: a new feature must load its modules lazily, or argue here why
+every script should pay for them. ``benchmarks/stdio_roundtrip.py`` measures the time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from .conftest import ROOT
+
+#: What `import mcpsync` may add to a bare interpreter's modules (besides mcpsync's own).
+ALLOWED = frozenset({
+    # the wire format
+    "json", "json.decoder", "json.encoder", "json.scanner", "_json",
+    # logging, which a connect and a call use (and what logging itself imports)
+    "logging", "string", "_string", "traceback", "linecache", "tokenize", "token", "textwrap",
+    # small C or pure-Python helpers the core uses at import
+    "copy", "base64", "binascii", "struct", "_struct", "select", "signal",
+})
+
+#: Never at import, whatever else changes (each named in the issue that pinned this).
+NEVER = frozenset({
+    "hashlib", "_hashlib", "hmac", "subprocess", "shutil", "pathlib", "bz2", "lzma", "zipfile",
+    "tarfile", "dataclasses", "inspect", "socket", "ssl", "asyncio", "requests", "urllib3",
+    "http.client", "email", "opentelemetry", "shlex", "unicodedata",
+})
+
+PROBE = (
+    "import json, sys\n"
+    "before = set(sys.modules)\n"
+    "import mcpsync\n"
+    "added = sorted(m for m in set(sys.modules) - before if m.split('.')[0] != 'mcpsync')\n"
+    "print(json.dumps(added))\n"
+)
+
+
+def _added() -> list:
+    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + PROBE],
+                          capture_output=True, text=True, timeout=60, cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_import_mcpsync_loads_only_the_pinned_standard_library_modules() -> None:
+    added = _added()
+    never = sorted(m for m in added if m in NEVER or m.split(".")[0] in NEVER)
+    assert not never, f"`import mcpsync` loads {never}: load them where they are first used"
+    extra = sorted(set(added) - ALLOWED)
+    assert not extra, (f"`import mcpsync` now also loads {extra}. Load them lazily where they are used, "
+                       "or add them to ALLOWED with the reason every script should pay for them")
