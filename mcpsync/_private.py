@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import os
 import stat
-import tempfile
 from typing import Union
 
 from .exceptions import UnsafeDirectory
@@ -135,6 +134,8 @@ def private_subdirectory(parent: PathLike, *, prefix: str, what: str) -> str:
             raise UnsafeDirectory(parent, what, f"is writable by other users and not sticky (mode {mode:04o})",
                                   f"make it private (chmod 700 {parent}) or choose a private directory")
     try:
+        import tempfile  # only when a private directory is made: keeps `import mcpsync` light
+
         made = tempfile.mkdtemp(prefix=prefix, dir=parent)  # 0700, a name nobody could have guessed
     except OSError as exc:
         raise UnsafeDirectory(parent, what, f"cannot hold a private directory ({exc.strerror or exc})",

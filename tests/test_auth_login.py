@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import sys
 import threading
-import time
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -76,11 +75,9 @@ def test_browser_login_on_the_calling_thread_with_a_fixed_redirect_uri(stack, ca
 
 def test_the_login_wait_ends_at_the_timeout(stack, capsys):
     auth = stack.oauth(login="browser", open_browser=lambda url: False, login_timeout=0.5)
-    start = time.monotonic()
     with pytest.raises(mcpsync.AuthError) as caught:
         auth.login(stack.mcp_url)
     assert caught.value.error == "login_timeout"
-    assert time.monotonic() - start < 5
     err = capsys.readouterr().err
     assert "Open this URL in a browser" in err and "/authorize?" in err
 
@@ -89,11 +86,11 @@ def test_a_login_needed_to_connect_runs_before_the_first_request_and_ends_at_its
     # The transport asks the auth object to log in when it opens, on the caller's thread, so
     # a person's login is bounded by login_timeout, not by the first request's timeout.
     auth = stack.oauth(login="browser", open_browser=lambda url: True, login_timeout=1)
-    start = time.monotonic()
+    # login_timeout is what ended it: a login run inside the first request would have ended by
+    # that request's 30 s timeout (RequestTimeout, or the login abandoned), not by its own.
     with pytest.raises(mcpsync.AuthError) as caught:
         stack.connect(auth, timeout=30)
     assert caught.value.error == "login_timeout"
-    assert time.monotonic() - start < 10
 
 
 def test_paste_login(stack, monkeypatch, capsys):

@@ -32,6 +32,12 @@ sys.path.insert(0, str(SERVERS))
 require_sdk()
 import era_sdk_server  # noqa: E402
 
+# The SDK server (and node) start in seconds on a loaded machine, past the 3 s default probe
+# timeout: an unanswered server/discover probe counts as legacy, so a recording would come out
+# in the other era (or with a different request count) than its replay. A probe timeout that
+# outlasts the start keeps these tests about cassettes, not about that rule (test_eras_scripted).
+PROBE = 30
+
 
 def missing_later(tmp_path: Path, target: str) -> Path:
     """A symlink to ``target`` that a test removes after recording: then the program is not there."""
@@ -107,7 +113,7 @@ def test_an_sdk_server_over_stdio_is_replayed_in_each_era_with_the_program_gone(
 
     def run() -> Any:
         handlers = Handlers()
-        with mcpsync.connect(argv, log_level="info", **handlers.options()) as client:
+        with mcpsync.connect(argv, probe_timeout=PROBE, log_level="info", **handlers.options()) as client:
             return sdk_conversation(client, handlers)
 
     result = record_then_replay(tmp_path / "sdk.jsonl", run, python.unlink)
@@ -159,7 +165,7 @@ def test_server_everything_over_stdio_is_replayed_with_the_program_gone(tmp_path
     argv = [str(node), *argv[1:]]
 
     def run() -> Any:
-        with mcpsync.connect(argv, timeout=30) as client:
+        with mcpsync.connect(argv, probe_timeout=PROBE, timeout=30) as client:
             return everything_conversation(client)
 
     result = record_then_replay(tmp_path / "everything.jsonl", run, node.unlink)
@@ -264,7 +270,7 @@ def test_each_record_mode_records_or_replays_as_documented(tmp_path):
     server = str(SERVERS / "era_sdk_server.py")
 
     def run(argv: List[str] = [PY, server]) -> str:
-        with mcpsync.connect(argv, timeout=15) as client:
+        with mcpsync.connect(argv, probe_timeout=PROBE, timeout=15) as client:
             return client.call_tool("echo", {"text": "mode"}).text
 
     with pytest.raises(CassetteError, match="does not exist and record_mode is 'none'"):
@@ -280,7 +286,7 @@ def test_each_record_mode_records_or_replays_as_documented(tmp_path):
     with use_cassette(path, record_mode="none") as cassette:
         assert run() == "edited"
         with pytest.raises(CassetteMismatch, match="holds no connection"):  # a server it lacks is no server
-            mcpsync.connect([PY, server, "--legacy-only"], timeout=15)
+            mcpsync.connect([PY, server, "--legacy-only"], probe_timeout=PROBE, timeout=15)
     with use_cassette(path, record_mode="all") as cassette:  # always recorded, overwritten
         assert run() == "mode"
     assert (cassette.recorded, cassette.replayed) == (1, 0)
@@ -299,7 +305,7 @@ def test_use_cassette_is_a_decorator_too(tmp_path):
 
     @use_cassette(path)
     def call() -> str:
-        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], timeout=15) as client:
+        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], probe_timeout=PROBE, timeout=15) as client:
             return client.call_tool("add", {"a": 1, "b": 2}).text
 
     assert call() == call() == "3.0"
@@ -313,10 +319,10 @@ def test_a_request_the_cassette_lacks_names_it_the_closest_recorded_one_and_the_
     path = tmp_path / "mismatch.jsonl"
     argv = [PY, str(SERVERS / "era_sdk_server.py")]
     with use_cassette(path):
-        with mcpsync.connect(argv, timeout=15) as client:
+        with mcpsync.connect(argv, probe_timeout=PROBE, timeout=15) as client:
             client.call_tool("echo", {"text": "recorded"})
     with use_cassette(path, record_mode="none"):
-        with mcpsync.connect(argv, timeout=15) as client:
+        with mcpsync.connect(argv, probe_timeout=PROBE, timeout=15) as client:
             with pytest.raises(CassetteMismatch) as caught:
                 client.call_tool("echo", {"text": "other"})
     error = caught.value
@@ -331,12 +337,12 @@ def test_a_handler_answering_otherwise_than_recorded_is_a_mismatch_of_the_call(t
     path = tmp_path / "handler.jsonl"
     argv = [PY, str(SERVERS / "era_sdk_server.py"), "--legacy-only"]  # legacy: sampling is a server request
     with use_cassette(path):
-        with mcpsync.connect(argv, **Handlers("teal").options()) as client:
+        with mcpsync.connect(argv, probe_timeout=PROBE, **Handlers("teal").options()) as client:
             assert client.call_tool("sample", {"prompt": "A colour?"}).text == "teal"
     with use_cassette(path, record_mode="none"):
-        with mcpsync.connect(argv, **Handlers("teal").options()) as client:  # the same answer: replayed
+        with mcpsync.connect(argv, probe_timeout=PROBE, **Handlers("teal").options()) as client:  # the same answer: replayed
             assert client.call_tool("sample", {"prompt": "A colour?"}).text == "teal"
-        with mcpsync.connect(argv, **Handlers("crimson").options()) as client:
+        with mcpsync.connect(argv, probe_timeout=PROBE, **Handlers("crimson").options()) as client:
             with pytest.raises(CassetteMismatch, match="handler's answer") as caught:
                 client.call_tool("sample", {"prompt": "A colour?"})
     assert "crimson" in str(caught.value) and "teal" in str(caught.value)
@@ -351,7 +357,7 @@ def test_two_recordings_of_one_conversation_are_equal_files(tmp_path):
         handlers = Handlers()
         with use_cassette(tmp_path / name):
             # a generous probe timeout: a server slow to start under load still answers the probe
-            with mcpsync.connect(argv, probe_timeout=30, **handlers.options()) as client:
+            with mcpsync.connect(argv, probe_timeout=PROBE, **handlers.options()) as client:
                 client.call_tool("echo", {"text": "same"})
                 client.call_tool("sample", {"prompt": "A colour?"})
                 client.call_tool("progress", {"steps": 2}, on_progress=lambda *a: None)
@@ -367,7 +373,7 @@ def test_two_recordings_of_one_conversation_are_equal_files(tmp_path):
 def _good_cassette(tmp_path: Path) -> Path:
     path = tmp_path / "good.jsonl"
     with use_cassette(path):
-        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], timeout=15) as client:
+        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], probe_timeout=PROBE, timeout=15) as client:
             client.list_tools()
             client.call_tool("echo", {"text": "x"})
     return path
@@ -401,7 +407,7 @@ def test_a_cassette_whose_answer_was_edited_out_fails_the_call_at_once_instead_o
     kept = lines[:answer] + lines[answer + 1:-1] + [json.dumps({"end": True, "events": count - 1})]
     path.write_text("".join(line + "\n" for line in kept))
     with use_cassette(path, record_mode="none"):
-        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], timeout=60) as client:
+        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], probe_timeout=PROBE, timeout=60) as client:
             client.list_tools()
             with pytest.raises(CassetteError, match=r"holds no answer to the 'tools/call' request recorded at line \d+"):
                 client.call_tool("echo", {"text": "x"}, timeout=60)
@@ -426,7 +432,7 @@ def test_a_manager_records_every_server_into_one_file_and_replays_them(tmp_path)
     }}
 
     def run() -> Any:
-        with mcpsync.Manager(config, cache=False, timeout=15) as manager:
+        with mcpsync.Manager(config, cache=False, timeout=15, client_options={"probe_timeout": PROBE}) as manager:
             manager.connect_all(startup_timeout=30)
             tools = {tool.server: tool.qualified_name for tool in manager.tools() if tool.tool.name == "echo"}
             return sorted((name, manager.call_tool(tools[name], {"text": name}).text) for name in ("dual", "legacy"))
@@ -456,7 +462,7 @@ def test_the_unittest_mixin_runs_a_test_inside_a_cassette(tmp_path):
     class EchoTests(FakeServerMixin, unittest.TestCase):
         def setUp(self) -> None:
             self.cassette = self.use_cassette(path)
-            self.client = mcpsync.connect(argv, timeout=15)
+            self.client = mcpsync.connect(argv, probe_timeout=PROBE, timeout=15)
             self.addCleanup(self.client.close)
 
         def test_echo(self) -> None:
@@ -479,13 +485,13 @@ ARGV = [sys.executable, {server!r}]
 
 @pytest.mark.mcp_cassette
 def test_default_name(mcp_cassette):
-    with mcpsync.connect(ARGV, timeout=15) as client:
+    with mcpsync.connect(ARGV, probe_timeout=30, timeout=15) as client:
         assert client.call_tool("echo", {{"text": "marked"}}).text == "marked"
     print("MODE", mcp_cassette.record_mode, mcp_cassette.recorded, mcp_cassette.replayed)
 
 @pytest.mark.mcp_cassette("shared_name", record_mode="once")
 def test_named():
-    with mcpsync.connect(ARGV, timeout=15) as client:
+    with mcpsync.connect(ARGV, probe_timeout=30, timeout=15) as client:
         assert client.call_tool("add", {{"a": 1, "b": 1}}).text == "2.0"
 
 def test_unmarked(mcp_cassette):
@@ -493,6 +499,9 @@ def test_unmarked(mcp_cassette):
 '''
 
 
+# Four pytest processes, each bounded at 120 s: ~50 s on a quiet machine, past the 60 s default
+# on a loaded one. The test's bound is the sum of its steps' own.
+@pytest.mark.timeout(4 * 120)
 def test_the_pytest_marker_keeps_cassettes_under_tests_cassettes_and_the_option_sets_the_mode(tmp_path):
     tests = tmp_path / "tests"
     tests.mkdir()
@@ -511,11 +520,12 @@ def test_the_pytest_marker_keeps_cassettes_under_tests_cassettes_and_the_option_
     assert "MODE none 0 1" in pytest_run("--mcp-record-mode", "none")
 
 
+@pytest.mark.timeout(60 + 120)  # a recording, then the SDK client's process, bounded at 120 s
 def test_mcpsync_replay_serves_a_cassette_to_the_official_sdk_client(tmp_path):
     path = tmp_path / "served.jsonl"
     argv = [PY, str(SERVERS / "era_sdk_server.py"), "--legacy-only"]
     with use_cassette(path):
-        with mcpsync.connect(argv, timeout=15) as client:
+        with mcpsync.connect(argv, probe_timeout=PROBE, timeout=15) as client:
             expected_tools = [tool.name for tool in client.list_tools()]
             expected_echo = client.call_tool("echo", {"text": "served"}).text
     script = tmp_path / "sdk_client.py"
@@ -583,6 +593,7 @@ def _docs_blocks() -> List[str]:
     return [block.split("```", 1)[0] for block in section.split("```python\n")[1:]]
 
 
+@pytest.mark.timeout(4 * 120)  # four Python processes (two of them pytest), each bounded at 120 s
 def test_the_docs_unittest_and_pytest_examples_run_recording_then_replaying(tmp_path):
     blocks = _docs_blocks()
     unit = next(block for block in blocks if "unittest.main()" in block)
@@ -614,5 +625,5 @@ def test_a_cassette_recorded_by_another_mcpsync_version_still_replays(tmp_path):
     path.write_text(path.read_text().replace('"name":"mcpsync","version":"', '"name":"mcpsync","version":"0.0.0-old'))
     assert "0.0.0-old" in path.read_text()
     with use_cassette(path, record_mode="none"):
-        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], timeout=15) as client:
+        with mcpsync.connect([PY, str(SERVERS / "era_sdk_server.py")], probe_timeout=PROBE, timeout=15) as client:
             assert client.call_tool("echo", {"text": "x"}).text == "x"

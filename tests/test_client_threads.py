@@ -14,7 +14,7 @@ import pytest
 import mcpsync
 from mcpsync.testing import FakeServer
 
-from .conftest import server_argv
+from .conftest import server_argv, until
 
 THREADS = 8
 WAIT = 20.0
@@ -68,11 +68,20 @@ def test_concurrent_connects_over_stdio_start_one_handshake():
     client = mcpsync.Client(mcpsync.StdioTransport(*_split(server_argv("era_scripted.py", "legacy-32601"))),
                             timeout=15)
     errors = _race(client.connect)
+
+    def received() -> List[str]:
+        return [line[5:].split()[0] for line in client.transport.stderr_tail if line.startswith("RECV ")]
+
     try:
         assert errors == []
-        received = [line[5:].split()[0] for line in client.transport.stderr_tail if line.startswith("RECV ")]
-        assert received.count("initialize") == 1
-        assert received.count("server/discover") == 1  # the era probe, also sent once
+        # The server's stderr is read by a thread of its own, behind the answers: a ping sent
+        # after the handshake is logged after every handshake request, so once its line has been
+        # read, all of theirs have too.
+        client.ping()
+        until(lambda: "ping" in received())
+        seen = received()
+        assert seen.count("initialize") == 1
+        assert seen.count("server/discover") == 1  # the era probe, also sent once
     finally:
         client.close()
 

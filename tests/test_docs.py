@@ -21,6 +21,7 @@ from .conftest import ROOT
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # the build's own bound: over a minute on a loaded machine
 @pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
                     reason="mkdocs and mkdocstrings are not installed (pip install -e '.[docs]')")
 def test_the_docs_build_strictly(tmp_path: Path) -> None:
@@ -367,6 +368,7 @@ def test_the_readme_opens_with_the_two_commands_and_the_first_runs() -> None:
     assert ran.returncode == 0 and "add(2, 40) -> 42" in ran.stdout, ran.stdout + ran.stderr
 
 
+@pytest.mark.timeout(3 * 120)  # three Python processes (two of them pytest), each bounded at 120 s
 def test_the_examples_tests_run_without_the_projects_pytest_configuration(tmp_path: Path) -> None:
     """A user runs examples/test_with_fakeserver_pytest.py in a project of their own: no setup.cfg of
     ours, no pytest-timeout. (-c /dev/null: no configuration file at all; -p no:timeout: without the plugin.)"""

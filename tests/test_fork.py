@@ -114,18 +114,21 @@ def _repro(rounds: int, after_fork: str) -> Dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)  # its process is bounded at 90 s: nine rounds of forks, slow on a loaded machine
 def test_repro_children_get_their_own_answers_and_leave_the_parents_server_alone() -> None:
     report = _repro(9, "reconnect")
     assert report["alive"] and report["server_after"] == report["server"] and report["final"] == "final"
     endings = set()
     for n, round_ in enumerate(report["rounds"]):
+        # No child blocked on the parent's server: its calls are bounded (REPRO_TIMEOUT), so a
+        # block ends in an error reported here, not in a slow round (no wall time: a loaded
+        # machine makes every round slow).
         assert "error" not in round_, round_
         assert round_["texts"] == [f"c{n}-{i}" for i in range(5)]  # the child's own answers
         assert round_["parent"] == [f"p{n}-{i}" for i in range(5)]  # none of the parent's misrouted
         assert round_["server"] != report["server"]  # from a server of the child's own
         expected_status = 15 if round_["ending"] == "signal" else 0  # os.waitpid: the signal number
         assert round_["status"] == expected_status, round_
-        assert round_["seconds"] < 15, round_  # no child blocked on the parent's server
         endings.add(round_["ending"])
     assert endings == {"sys.exit", "os._exit", "signal"}
 
@@ -230,7 +233,8 @@ def test_process_pool_executor(method: str, demo: mcpsync.Client, demo_manager: 
     server = demo.transport.pid
     options: Dict[str, Any] = {"mp_context": multiprocessing.get_context(method),
                                "initializer": fork_tasks.install, "initargs": (demo, demo_manager)}
-    recycle = method != "fork"  # recycling workers needs a start method other than fork
+    # Recycling workers needs a start method other than fork, and Python 3.11's max_tasks_per_child.
+    recycle = method != "fork" and sys.version_info >= (3, 11)
     if recycle:
         options["max_tasks_per_child"] = 2
     with concurrent.futures.ProcessPoolExecutor(2, **options) as pool:

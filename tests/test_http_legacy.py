@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -32,10 +31,9 @@ def test_the_legacy_transport_posts_to_the_endpoint_and_reads_the_stream(mis):
 
 def test_an_endpoint_event_that_never_comes_fails_the_open_in_bounded_time(mis):
     server = mis(legacy=True, endpoint=None)
-    start = time.monotonic()
-    with pytest.raises(ConnectError, match="No endpoint event"):
+    # The message names the endpoint timeout that ended the wait (not the connect's own deadline).
+    with pytest.raises(ConnectError, match=r"No endpoint event from \S+ within 0\.5s"):
         mcpsync.connect({"type": "sse", "url": server.url("/sse")}, endpoint_timeout=0.5)
-    assert time.monotonic() - start < 3.0
 
 
 @pytest.mark.parametrize("endpoint", ["http://evil.example/messages", "https://127.0.0.1:{port}/messages",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -52,10 +51,8 @@ def test_call_mcp_typed_errors(mis):
 @pytest.mark.parametrize("tool,response", [("silent", "json"), ("drip", "sse")])
 def test_call_mcp_times_out(mis, tool, response):
     server = mis(response=response)
-    start = time.monotonic()
     with pytest.raises(RequestTimeout, match=r"^Request timeout after 400ms: MCP server 'http://127.0.0.1:\d+/mcp' sent no answer to 'tools/call'$"):
         call_mcp(server.url(), "tools/call", {"name": tool}, timeout=0.4)
-    assert time.monotonic() - start < 1.5
 
 
 def test_call_mcp_connection_refused(mis):

@@ -7,6 +7,7 @@ short per-call timeouts are used only where the behaviour under test is a timeou
 from __future__ import annotations
 
 import gc
+import inspect
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process g
 SERVER_LOG = "mcpsync.server.misbehaving"  # the default name of a server run as `python misbehaving.py`
 STDIO_LOG = "mcpsync.transport.stdio"
 MB = 1024 * 1024
+DEFAULT_SHUTDOWN = inspect.signature(mcpsync.StdioTransport).parameters["shutdown_timeout"].default
 
 
 def misbehaving(mode: str) -> List[str]:
@@ -226,10 +228,9 @@ def test_a_crash_fails_the_pending_call_with_the_exit_code_and_stderr_tail():
         assert not client.connected
         assert client.transport.returncode == 3
 
-        started = time.monotonic()
+        # At once: waiting for the timeout would have ended in RequestTimeout, not TransportClosed.
         with pytest.raises(TransportClosed) as later:
             client.ping(timeout=10)
-        assert time.monotonic() - started < 1.0  # at once, not after the timeout
         assert later.value.returncode == 3 and "exited with code 3" in str(later.value)
         assert closed.wait(10)
     finally:
@@ -518,11 +519,7 @@ def test_close_ends_a_grandchild_the_server_left_behind():
         grandchild = int(client.call_tool("pid").text)
         assert not is_dead(grandchild)
     finally:
-        started = time.monotonic()
-        client.close()
-        elapsed = time.monotonic() - started
-    # Each step of the shutdown (stdin closed, SIGTERM, SIGKILL) waits at most `shutdown`.
-    assert elapsed < 3 * shutdown + 2.0
+        client.close()  # bounded by pytest-timeout: a close waiting on the grandchild's pipes hangs
     assert is_dead(grandchild), process_state(grandchild)
 
 
@@ -533,8 +530,11 @@ def test_close_escalates_to_sigkill_for_a_server_that_ignores_eof_and_sigterm(lo
     started = time.monotonic()
     client.close()
     elapsed = time.monotonic() - started
-    assert elapsed < 3 * shutdown + 2.0
     assert client.transport.returncode == -signal.SIGKILL
+    # The server had its grace after EOF and after SIGTERM (never too early: a lower bound is not
+    # noise), and those waits were the given `shutdown`, not the default's: with the default
+    # shutdown_timeout the two waits alone take 2 x DEFAULT_SHUTDOWN.
+    assert 2 * shutdown <= elapsed < 2 * DEFAULT_SHUTDOWN, elapsed
     logs.wait_for(lambda m: m == "stdin closed; ignoring it")  # it did see EOF, and carried on
 
 

@@ -23,13 +23,19 @@ from .conftest import LogWatch, server_argv
 MODERN = "2026-07-28"
 
 
+# The fake imports the SDK: on a loaded machine it starts after the 3 s default probe timeout,
+# and an unanswered server/discover counts as legacy (the late probe then shifts the request
+# numbers the crash test reads). A probe timeout that outlasts the start keeps the era fixed.
+PROBE = 30
+
+
 def sample(params: Dict[str, Any]) -> Dict[str, Any]:
     return {"role": "assistant", "model": "m", "content": {"type": "text", "text": "Paris"}}
 
 
 def test_mcpsync_client_over_stdio() -> None:
     progress: List[Any] = []
-    with mcpsync.connect(server_argv("fake_stdio_server.py"), timeout=15, sampling_handler=sample,
+    with mcpsync.connect(server_argv("fake_stdio_server.py"), probe_timeout=PROBE, timeout=15, sampling_handler=sample,
                          elicitation_handler=lambda params: {"action": "accept", "content": {"ok": True}},
                          roots=[{"uri": "file:///srv/project"}]) as client:
         # Whichever era mcpsync's client picks (the handshake, or 2026-07-28 after a server/discover
@@ -50,7 +56,7 @@ def test_mcpsync_client_over_stdio() -> None:
 
 
 def test_a_cancelled_call_reaches_the_stdio_server(logs: LogWatch) -> None:
-    with mcpsync.connect(server_argv("fake_stdio_server.py"), timeout=15) as client:
+    with mcpsync.connect(server_argv("fake_stdio_server.py"), probe_timeout=PROBE, timeout=15) as client:
         with pytest.raises(RequestTimeout):
             client.call_tool("stall", timeout=0.3)
         logs.wait_for(lambda message: "stall cancelled: True" in message)
@@ -59,7 +65,7 @@ def test_a_cancelled_call_reaches_the_stdio_server(logs: LogWatch) -> None:
 
 def test_a_scripted_crash_ends_the_process_with_its_exit_code() -> None:
     argv = server_argv("fake_stdio_server.py", "--crash-at", "2", "--crash-tool", "add")
-    with mcpsync.connect(argv, timeout=15) as client:
+    with mcpsync.connect(argv, probe_timeout=PROBE, timeout=15) as client:
         assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
         with pytest.raises(TransportClosed) as raised:
             client.call_tool("add", {"a": 2, "b": 2})

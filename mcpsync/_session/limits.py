@@ -33,6 +33,9 @@ def check_limits(rate_limit: Optional[float], max_concurrency: Optional[int]) ->
 class Limits:
     """At most ``rate`` calls a second (one token every ``1/rate`` s, no burst) and ``concurrency`` at once.
 
+    The spacing holds between the calls that leave, not only between the turns reserved: callers
+    woken late after a stall go one token apart, never all at once.
+
     Thread safety: every method may be called from any thread. Turns are taken in order of
     arrival for the rate (each caller reserves the next free instant) and in any order for a
     free slot.
@@ -48,6 +51,7 @@ class Limits:
         self._tokens = threading.Condition(lock)  # waiters for their reserved instant (rate_limit)
         self._in_flight = 0
         self._next = 0.0  # the monotonic instant the next token is free
+        self._last = -math.inf  # the monotonic instant the last caller left with a token
 
     def enter(self, options: CallOptions, default_timeout: Optional[float]) -> CallOptions:
         """Wait for a slot and a token; return ``options`` with a deadline that counts the wait.
@@ -100,11 +104,23 @@ class Limits:
             start = max(now, self._next)
             if start > deadline.at:  # the turn would come too late: do not take it from others
                 raise self._timeout(budget, f"rate_limit={self.rate:g}/s")
-            self._next = start + 1.0 / self.rate
-            while time.monotonic() < start:
+            gap = 1.0 / self.rate
+            self._next = start + gap
+            while True:
+                # A turn is its instant and one token after the last caller left: callers that
+                # woke late (a loaded machine did not schedule them) leave one by one, not in a
+                # burst that would break the rate.
+                now = time.monotonic()
+                due = max(start, self._last + gap)
+                if now >= due:
+                    break
+                if due > deadline.at:
+                    raise self._timeout(budget, f"rate_limit={self.rate:g}/s")
                 if cancel is not None and cancel.cancelled:
                     raise RequestCancelled(cancel.reason)
-                self._tokens.wait(start - time.monotonic())
+                self._tokens.wait(due - now)
+            self._last = now
+            self._next = max(self._next, now + gap)  # callers arriving now queue behind the late ones
 
     def _wait_for_slot_locked(self, deadline: Deadline, cancel: Optional[CancelToken], budget: float, which: str) -> None:
         if cancel is not None and cancel.cancelled:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import logging
 import os
-from pathlib import Path
 from typing import Any, Callable, List, Mapping, Optional, Protocol, Sequence
 
 from .._rpc import jsonrpc as rpc
@@ -151,4 +150,6 @@ def file_uri(path: str) -> str:
     """A ``file://`` URI for a path (``~`` expanded, made absolute); a URI is returned as it is."""
     if "://" in path:
         return path
+    from pathlib import Path  # only for a root given as a path: keeps `import mcpsync` light
+
     return Path(os.path.abspath(os.path.expanduser(path))).as_uri()

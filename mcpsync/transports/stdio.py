@@ -17,7 +17,6 @@ import functools
 import logging
 import os
 import re
-import shutil
 import threading
 import weakref
 from typing import IO, TYPE_CHECKING, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -143,6 +142,8 @@ class StdioTransport(Transport):
 
     def _open(self) -> None:
         argv = [self.command, *self.args]
+        import shutil  # when a server starts, not at `import mcpsync`
+
         resolved = shutil.which(self.command, path=(self.env.get("PATH") or os.environ.get("PATH")))
         if resolved is not None:
             argv[0] = resolved

@@ -18,7 +18,7 @@ import pytest
 import mcpsync
 from mcpsync import ConnectError
 from mcpsync._fleet.toolcache import ToolCache
-from mcpsync.transports import _http, _sse
+from mcpsync.transports import _egress, _http, _sse
 
 from ..conftest import ROOT, server_argv
 from .conftest import HostileHTTP, hostile_stdio
@@ -178,7 +178,7 @@ def test_tls_verification_cannot_be_turned_off_by_a_falsy_value(value: Any) -> N
     with pytest.raises(ValueError, match="verify must be True, False or the path of a CA bundle"):
         mcpsync.StreamableHTTPTransport("https://example.com/mcp", verify=value)
     with pytest.raises(ValueError):
-        _http.new_session(url="https://example.com/mcp", verify=value)
+        _http.new_session(url="https://example.com/mcp", verify=value, gate=_egress.OriginGate("https://example.com/mcp"))
 
 
 # -- the legacy endpoint cannot point elsewhere ----------------------------------------------------

@@ -10,7 +10,7 @@ Legacy modes (they serve ``initialize`` with 2025-11-25, ``tools/list`` -> echo,
   legacy-32601      the server/discover probe is answered -32601 (unknown method)
   legacy-32602      the probe is answered -32602 (invalid params)
   legacy-silent     unknown requests are never answered (the probe waits out its timeout)
-  legacy-late       the probe is answered -32601, but only 0.5 s later (after the client moved on)
+  legacy-late       the probe is answered -32601, but only once initialize arrives (the client moved on)
   legacy-list       the probe gets -32022 whose supported list names 2027-01-01 and 2025-06-18
                     only; initialize then negotiates 2025-06-18
   unsupported       the probe gets -32022 naming only 2027-01-01; initialize gets -32602
@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import time
 from typing import Any, Dict
 
 Json = Dict[str, Any]
@@ -80,10 +79,17 @@ def text(value: str) -> Json:
 class Legacy:
     def __init__(self, mode: str) -> None:
         self.mode = mode
+        self.unanswered_probe: Any = None
 
     def handle(self, method: str, rid: Any, params: Json) -> None:
         if method == "server/discover":
             return self.probe(rid)
+        if method == "initialize" and self.unanswered_probe is not None:
+            # Late for certain: the client sent initialize, so it gave up on the probe. (A timer
+            # would race the client's own on a loaded machine.)
+            error(self.unanswered_probe, -32601, "Method not found: server/discover")
+            self.unanswered_probe = None
+            log("LATE ANSWER SENT")
         if method == "initialize":
             asked = params.get("protocolVersion")
             if self.mode == "unsupported":
@@ -109,11 +115,7 @@ class Legacy:
         elif self.mode == "legacy-32602":
             error(rid, -32602, "Invalid params: the server is not initialized")
         elif self.mode == "legacy-late":
-            def late() -> None:
-                time.sleep(0.5)
-                error(rid, -32601, "Method not found: server/discover")
-                log("LATE ANSWER SENT")
-            threading.Thread(target=late, daemon=True).start()
+            self.unanswered_probe = rid  # answered when initialize comes
         elif self.mode == "legacy-list":
             error(rid, -32022, "Unsupported protocol version", {"supported": ["2027-01-01", "2025-06-18"],
                                                                  "requested": MODERN})
