@@ -334,6 +334,20 @@ def test_a_hostile_html_error_page_is_summarised_in_linear_time(web, page):
     assert info.value.status_code == 502 and len(str(info.value)) < 1000
 
 
+@pytest.mark.parametrize("title", ["\U000e0001" * 200, "\x00\x1b[2J" * 100], ids=["invisible", "controls"])
+def test_an_html_error_page_titled_in_unprintable_characters_is_summarised_in_one_short_line(web, title):
+    # Found by the atheris html-error-page target: the summary quoted 100 characters with repr,
+    # and an unprintable one is shown as up to ten, so the one-line summary grew to a kilobyte.
+    server = web(502, b"<html><title>" + title.encode() + b"</title><h1>Bad \x00gateway\x1b</h1>")
+    with pytest.raises(mcpsync.HTTPStatusError) as info:
+        mcpsync.connect({"type": "http", "url": server.url("/mcp")}, timeout=10)
+    text = str(info.value)
+    assert "an HTML page titled '" in text and len(text) < 400, text
+    assert "\\x" not in text and "\\U" not in text and "\x1b" not in text, text
+    if title.startswith("\U000e0001"):  # nothing printable in the title: the first heading names the page
+        assert "an HTML page titled 'Bad gateway'" in text
+
+
 def test_a_404_without_the_fallback_names_the_url_and_the_other_usual_path(web):
     server = web(404)
     with pytest.raises(mcpsync.HTTPStatusError) as info:

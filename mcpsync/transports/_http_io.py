@@ -158,15 +158,23 @@ def body_summary(body: str, kind: str = "") -> str:
         for element in (b"title", b"h1"):  # linear scans: the page is the server's (see _html)
             found = element_content(raw, element, 64 * 1024)
             if found is not None:
-                title = " ".join(html.unescape(strip_tags(found.decode("utf-8", "replace"), "")).split())
+                title = _words(html.unescape(strip_tags(found.decode("utf-8", "replace"), "")))
                 if title:
                     return f"an HTML page titled {title[:100]!r}"
-        text = " ".join(html.unescape(strip_tags(strip_hidden(body[:64 * 1024], " "), " ")).split())
+        text = _words(html.unescape(strip_tags(strip_hidden(body[:64 * 1024], " "), " ")))
         if text:
             return f"an HTML page saying {text[:100] + '...' if len(text) > 100 else text!r}"
         return "an HTML page (not shown)"
     text = " ".join(body.split())
     return text[:BODY_EXCERPT] + "..." if len(text) > BODY_EXCERPT else text
+
+
+def _words(text: str) -> str:
+    """``text`` as one line of printable words: blanks and anything unprintable (controls, invisible
+    format characters) become single spaces. The summary quotes at most 100 characters with ``repr``,
+    which shows an unprintable one as up to ten (``\\U000e0001``): kept, a page of them made the
+    one-line summary a kilobyte of escapes."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
 
 
 #: Statuses that, on a connection's first exchange, mean nothing serves MCP at that URL.

@@ -14,9 +14,14 @@ Two runs, by marker (both excluded from the default test command):
   target (``MCPSYNC_FUZZ_EXAMPLES`` sets the count for either run). ``MCPSYNC_FUZZ_REPORT=path``
   appends one line per target (its name and the inputs tried) to ``path``.
 
-Hypothesis, not atheris: atheris installs here, but a coverage-guided fuzzer runs as its own
-process and would be a new test dependency; Hypothesis is already one, runs inside pytest, and
-shrinks what it finds to a small input.
+Hypothesis and atheris: every target here also runs under atheris (``atheris_targets.py``, run by
+``test_atheris.py`` under the same two markers), calling the same target functions under the same
+rule. The two find different things. Hypothesis draws inputs from a grammar of each format plus
+hostile shapes (megabyte lines, brackets thousands deep), runs inside pytest on every platform, and
+shrinks what it finds to a small input. atheris (libFuzzer) mutates bytes guided by the branches
+of mcpsync each input reaches, so it walks into paths no strategy names, at thousands of inputs a
+second; but it runs each target in a process of its own (``atheris.Fuzz()`` ends the process) and
+has wheels for CPython on Linux x86_64 only (elsewhere its tests skip).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 from urllib.parse import urlsplit
 
 import pytest
@@ -80,9 +80,8 @@ token_files = st.one_of(
 )
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_fuzz_token_file(level: str, tmp_path: Path) -> None:
-    path = tmp_path / "tokens.json"
+def token_file_reader(path: Path) -> Callable[[bytes], None]:
+    """The token-file target: write one file's bytes to ``path``, then read every grant and token in it."""
     store = FileTokenStore(path)
 
     def read(content: bytes) -> None:
@@ -98,7 +97,12 @@ def test_fuzz_token_file(level: str, tmp_path: Path) -> None:
                         found.expiring(0.0)
                         found.expired(0.0)
 
-    fuzz("token-file", level, token_files, read, (MCPSyncError,))
+    return read
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_fuzz_token_file(level: str, tmp_path: Path) -> None:
+    fuzz("token-file", level, token_files, token_file_reader(tmp_path / "tokens.json"), (MCPSyncError,))
 
 
 # -- DPoP nonces -----------------------------------------------------------------------------

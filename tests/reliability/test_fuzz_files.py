@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Tuple
+from typing import Callable, Tuple, Union
 
 import pytest
 from hypothesis import strategies as st
@@ -63,30 +63,45 @@ toml_texts = st.one_of(
 )
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_fuzz_config_file(level: str, tmp_path: Path) -> None:
-    def read(case: Tuple[str, str]) -> None:
+def as_bytes(content: Union[str, bytes]) -> bytes:
+    """A file's content as written: text as UTF-8 (lone surrogates too), bytes as they are."""
+    return content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass")
+
+
+def config_file_reader(directory: Path) -> Callable[[Tuple[str, Union[str, bytes]]], None]:
+    """The config-file target: write one file (named ``mcp.json`` or ``config.toml``) into ``directory``, load it."""
+    def read(case: Tuple[str, Union[str, bytes]]) -> None:
         name, content = case
-        path = tmp_path / name
-        path.write_text(content, encoding="utf-8", errors="surrogatepass")
+        path = directory / name
+        path.write_bytes(as_bytes(content))
         found = mcpconfig.load(path, environ={})
         for server in found.servers if hasattr(found, "servers") else ():
             repr(server)
 
+    return read
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_fuzz_config_file(level: str, tmp_path: Path) -> None:
+    read = config_file_reader(tmp_path)
     wrapped = json_values.map(lambda v: json.dumps({"mcpServers": {"s": v}}, allow_nan=True))
     cases = st.one_of(st.tuples(st.just("mcp.json"), jsonc_texts | wrapped), st.tuples(st.just("config.toml"), toml_texts))
     fuzz("config-file", level, cases, read, (MCPSyncError,))
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_fuzz_trust_record(level: str, tmp_path: Path) -> None:
-    path = tmp_path / "trusted-projects.json"
-
-    def read(content: str) -> None:
-        path.write_text(content, encoding="utf-8", errors="surrogatepass")
+def trust_record_reader(path: Path) -> Callable[[Union[str, bytes]], None]:
+    """The trust-record target: write one record to ``path``, read it as the trust check does."""
+    def read(content: Union[str, bytes]) -> None:
+        path.write_bytes(as_bytes(content))
         projects = _trust._read(path)
         assert projects is None or isinstance(projects, dict)
 
+    return read
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_fuzz_trust_record(level: str, tmp_path: Path) -> None:
+    read = trust_record_reader(tmp_path / "trusted-projects.json")
     records = st.one_of(
         st.dictionaries(st.sampled_from(["projects", "version", "x"]),
                         st.dictionaries(st.text(max_size=10), st.fixed_dictionaries(
@@ -97,17 +112,23 @@ def test_fuzz_trust_record(level: str, tmp_path: Path) -> None:
     fuzz("trust-record", level, records, read, (MCPSyncError,))
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_fuzz_tools_cache(level: str, tmp_path: Path) -> None:
-    cache = ToolCache(tmp_path)
+def tools_cache_reader(directory: Path) -> Callable[[Union[str, bytes]], None]:
+    """The tools-cache target: write one cache entry under ``directory``, look it up."""
+    cache = ToolCache(directory)
     path = cache.path_for("s")
     path.parent.mkdir(parents=True, exist_ok=True)
 
-    def read(content: str) -> None:
-        path.write_text(content, encoding="utf-8", errors="surrogatepass")
+    def read(content: Union[str, bytes]) -> None:
+        path.write_bytes(as_bytes(content))
         tools = cache.get("s", "h")
         assert tools is None or isinstance(tools, list)
 
+    return read
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_fuzz_tools_cache(level: str, tmp_path: Path) -> None:
+    read = tools_cache_reader(tmp_path)
     entries = st.fixed_dictionaries({}, optional={
         "version": st.just(CACHE_VERSION) | json_values, "server": st.just("s") | json_values,
         "config_hash": st.just("h") | json_values,

@@ -1,5 +1,6 @@
 """What the fuzz targets found, kept as plain tests in the default run: each input once raised a
-foreign exception (OverflowError, AttributeError, ValueError, RecursionError) out of a reader.
+foreign exception (OverflowError, AttributeError, ValueError, RecursionError) out of a reader, or
+broke the reader's bound.
 """
 
 from __future__ import annotations
@@ -91,3 +92,14 @@ def test_a_connection_error_naming_a_hostile_path_is_explained_in_linear_time() 
     text = _reason(OSError(f"Max retries exceeded with url: {path} (Caused by ...)"))
     assert len(text) <= 303
     assert "s3cret" not in _reason(OSError("Max retries exceeded with url: /mcp?key=s3cret (Caused by ...)"))
+
+
+@pytest.mark.parametrize("page", ["\x01" + "\x00" * 100 + "\ufffdpe", "<title>" + "\U000e0001" * 120 + "</title>",
+                                  "<h1>" + "\x7f\u200b" * 80 + "</h1>"], ids=["text", "title", "heading"])
+def test_an_html_error_page_of_unprintable_characters_is_summarised_in_a_short_line(page: str) -> None:
+    # Found by the atheris html-error-page target (the first input, shortened): a summary quotes
+    # 100 characters with repr, which showed each unprintable one as up to ten.
+    from mcpsync.transports._http_io import body_summary
+
+    summary = body_summary(page, "text/html")
+    assert len(summary) < 400 and "\\x" not in summary and "\\U" not in summary, summary
