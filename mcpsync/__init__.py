@@ -22,7 +22,7 @@ from .client import Client, connect
 from .progress import ProgressBar
 from .retry import Retry
 from ._signals import SignalExit, install_signal_handlers
-from ._session.spill import SpilledResult
+from ._features.spill import SpilledResult
 from .exceptions import (
     AuthError,
     CapabilityError,
@@ -47,6 +47,7 @@ from .exceptions import (
     SkillVerificationError,
     StreamBroken,
     ToolError,
+    ToolNotAllowed,
     TransportClosed,
     TransportError,
     UnknownServerError,
@@ -101,7 +102,6 @@ if _TYPE_CHECKING:
                        WorkloadIdentity)
     from .config import ServerConfig
     from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
-    from ._fleet.policy import ToolNotAllowed
 
 # The manager, config and auth modules load on first use, keeping ``import mcpsync`` light
 # (auth subclasses ``requests.auth.AuthBase``, so it imports requests).
@@ -118,7 +118,6 @@ _LAZY = {
     "ReconnectPolicy": "manager",
     "ServerConfig": "config",
     "ServerStatus": "manager",
-    "ToolNotAllowed": "_fleet.policy",
 }
 
 

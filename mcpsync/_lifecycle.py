@@ -28,14 +28,14 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, cast
 
 from ._session.handshake import Handshake
 from ._session.inbound import Inbound
-from ._session.listing import Lists
+from ._features.lists import Lists
 from ._session.notifications import NotificationRouter
 from ._session.responder import Responder
 from ._session.session import Session
-from ._session.skills import Skills
+from ._features.skills import Skills
 from ._session.streams import Streams
-from ._session.toolcalls import ToolCalls
-from ._session.tools import ToolBook
+from ._features.tools import ToolCalls
+from ._features.toolbook import ToolBook
 from .exceptions import ForkedError
 from .subscriptions import Subscriptions
 from .transports.base import Transport

@@ -4,7 +4,7 @@ mcpsync installs no signal handler by itself. A program that wants ``kill`` (SIG
 closed terminal (SIGHUP) to close its clients the way the end of a ``with`` block does calls
 :func:`install_signal_handlers` once, from the main thread. The ``mcpsync`` command does.
 
-This is a leaf module: it imports nothing of mcpsync.
+It imports only :class:`~mcpsync.SignalExit`, which lives with every other exception.
 """
 
 from __future__ import annotations
@@ -13,30 +13,11 @@ import signal
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
+from .exceptions import SignalExit
+
 __all__ = ["SignalExit", "install_signal_handlers"]
 
 Handler = Any  # what signal.getsignal returns: a callable, SIG_DFL, SIG_IGN or None
-
-
-class SignalExit(SystemExit):
-    """Raised in the main thread by the handler :func:`install_signal_handlers` installs.
-
-    A ``SystemExit`` whose ``code`` is 128 plus the signal's number (143 for SIGTERM, 129
-    for SIGHUP), the status a shell reports for a process ended by that signal; ``signum``
-    is the signal. Like any ``SystemExit`` it is not caught by ``except Exception``.
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(128 + signum)
-        self.signum = signum
-
-    @property
-    def signal_name(self) -> str:
-        """The signal's name, such as ``"SIGTERM"``."""
-        try:
-            return signal.Signals(self.signum).name
-        except ValueError:
-            return f"signal {self.signum}"
 
 
 def default_signals() -> List[int]:

@@ -12,6 +12,10 @@ import time
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
                     overload)
 
+from ._protocol.methods import (
+    NOTIFY_ROOTS_LIST_CHANGED, PROMPTS_GET, PROMPTS_LIST, RESOURCES_LIST,
+    RESOURCES_SUBSCRIBE, RESOURCES_TEMPLATES_LIST, RESOURCES_UNSUBSCRIBE, TOOLS_LIST,
+)
 from . import _batch, _fork, _lifecycle, _shared, capabilities
 from . import retry as _retry
 from ._rpc.jsonrpc import JSONObject
@@ -22,16 +26,17 @@ from ._session import mrtr as _mrtr
 from ._session import telemetry as _telemetry
 from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
 from ._session.session import call_options
-from ._session.skills import SkillRef
-from ._session.spill import capped, limit, limit_raw
-from ._session.targets import Target, transport_for
+from ._features.skills import SkillRef
+from ._features.spill import capped
+from ._features import utilities
+from ._features.tools import call_tool
+from .transports._factory import Target, transport_for
 from ._version import __version__
-from ._versions import at_least
 from .cancel import CancelToken
 from .exceptions import TransportClosed
 from .handlers import LogMessage, RootsSource
 from .subscriptions import Subscription, UpdateCallback
-from .tasks import Task, TaskInfo, call_as_task, list_tasks
+from .tasks import Task, TaskInfo, list_tasks
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
 from .skills import LoadedSkill, Skill, SkillContent
@@ -374,7 +379,7 @@ class Client:
     def send_roots_list_changed(self) -> None:
         """Tell a legacy server the roots changed (``notifications/roots/list_changed``)."""
         if not self.modern:
-            _telemetry.notify(self._session, "notifications/roots/list_changed")
+            _telemetry.notify(self._session, NOTIFY_ROOTS_LIST_CHANGED)
 
     # -- requests --------------------------------------------------------------------
 
@@ -406,7 +411,7 @@ class Client:
 
         Raises like :meth:`request`.
         """
-        self._session.call("server/discover" if self.modern else "ping", None, call_options(timeout, cancel))
+        utilities.ping(self._session, call_options(timeout, cancel))
 
     # tools
 
@@ -431,7 +436,7 @@ class Client:
                    cancel: Optional[CancelToken] = None) -> Iterator[Tool]:
         """Yield tools page by page, fetching the next page only when needed."""
         self._session.require("tools", what="list tools")
-        for item in self._lists.pages("tools/list", "tools", call_options(timeout, cancel)):
+        for item in self._lists.pages(TOOLS_LIST, "tools", call_options(timeout, cancel)):
             for accepted in self._lists.accept_tools([item]):
                 yield Tool.from_dict(accepted)
 
@@ -523,13 +528,7 @@ class Client:
 
     def _send_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
                    options: CallOptions) -> Union[CallToolResult, Task]:
-        params: JSONObject = {"name": name, "arguments": dict(arguments) if arguments else {}}
-        session = self._session
-        if session.plain_tool_calls and not task:
-            # The hot path: a legacy session whose server runs no tool as a task.
-            return limit_raw(session.legacy_call("tools/call", params, options), options)
-        session.require("tools", what=f"call tool {name!r}")
-        return limit(call_as_task(session, self._tool_calls, params, task, options, always=self.tasks), options)
+        return call_tool(self._session, self._tool_calls, name, arguments, task, options, always=self.tasks)
 
     def map_tool(self, name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *, max_concurrency: int = 8,
                  timeout: Optional[float] = None, return_exceptions: bool = False,
@@ -596,7 +595,7 @@ class Client:
                        on_progress: Optional[ProgressCallback] = None) -> List[Resource]:
         """Every resource, across all pages (cached like :meth:`list_tools`)."""
         self._session.require("resources", what="list resources")
-        return self._lists.cached("resources", "resources/list", "resources", Resource, refresh,
+        return self._lists.cached("resources", RESOURCES_LIST, "resources", Resource, refresh,
                                   call_options(timeout, cancel, on_progress))
 
     def list_resource_templates(self, *, timeout: Optional[float] = None,
@@ -605,7 +604,7 @@ class Client:
         """Every resource template, across all pages."""
         self._session.require("resources", what="list resource templates")
         return [ResourceTemplate.from_dict(item) for item in self._lists.pages(
-            "resources/templates/list", "resourceTemplates", call_options(timeout, cancel, on_progress))]
+            RESOURCES_TEMPLATES_LIST, "resourceTemplates", call_options(timeout, cancel, on_progress))]
 
     def read_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                       on_progress: Optional[ProgressCallback] = None) -> ReadResourceResult:
@@ -642,7 +641,7 @@ class Client:
         if self.modern:
             self._subs.hold(uri, timeout)
             return
-        self._session.call("resources/subscribe", {"uri": uri}, call_options(timeout, cancel))
+        self._session.call(RESOURCES_SUBSCRIBE, {"uri": uri}, call_options(timeout, cancel))
         self._streams.subscribed(uri)  # restored if an HTTP session has to be renewed
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
@@ -652,7 +651,7 @@ class Client:
         if self.modern:
             self._subs.release(uri)
             return
-        self._session.call("resources/unsubscribe", {"uri": uri}, call_options(timeout, cancel))
+        self._session.call(RESOURCES_UNSUBSCRIBE, {"uri": uri}, call_options(timeout, cancel))
         self._streams.unsubscribed(uri)
 
     # prompts
@@ -662,7 +661,7 @@ class Client:
                      on_progress: Optional[ProgressCallback] = None) -> List[Prompt]:
         """Every prompt, across all pages (cached like :meth:`list_tools`)."""
         self._session.require("prompts", what="list prompts")
-        return self._lists.cached("prompts", "prompts/list", "prompts", Prompt, refresh,
+        return self._lists.cached("prompts", PROMPTS_LIST, "prompts", Prompt, refresh,
                                   call_options(timeout, cancel, on_progress))
 
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
@@ -673,10 +672,10 @@ class Client:
         params: JSONObject = {"name": name}
         if arguments:
             params["arguments"] = {str(k): str(v) for k, v in arguments.items()}
-        return GetPromptResult.from_dict(self._session.call("prompts/get", params,
+        return GetPromptResult.from_dict(self._session.call(PROMPTS_GET, params,
                                                             call_options(timeout, cancel, on_progress)))
 
-    # skills (the io.modelcontextprotocol/skills extension: mcpsync._session.skills, docs/skills.md)
+    # skills (the io.modelcontextprotocol/skills extension: mcpsync._features.skills, docs/skills.md)
 
     def list_skills(self, *, refresh: bool = False, timeout: Optional[float] = None,
                     cancel: Optional[CancelToken] = None) -> List[Skill]:
@@ -713,14 +712,8 @@ class Client:
         ``{"type": "ref/resource", "uri": ...}``; ``context`` gives the
         arguments already chosen.
         """
-        version = self.protocol_version
-        if version and at_least(version, "2025-03-26"):
-            self._session.require("completions", what="complete arguments")
-        params: JSONObject = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
-        if context:
-            params["context"] = {"arguments": dict(context)}
-        return CompleteResult.from_dict(self._session.call("completion/complete", params,
-                                                           call_options(timeout, cancel)))
+        return utilities.complete(self._session, self.protocol_version, ref, argument, value, context,
+                                  call_options(timeout, cancel))
 
     def set_logging_level(self, level: str, *, timeout: Optional[float] = None,
                           cancel: Optional[CancelToken] = None) -> None:
@@ -729,7 +722,7 @@ class Client:
         Legacy servers get ``logging/setLevel``; modern ones have no such
         request: the level goes in the ``_meta`` of every later request.
         """
-        self._streams.set_log_level(level, call_options(timeout, cancel))  # kept for a renewed session
+        utilities.set_log_level(self._session, level, call_options(timeout, cancel))  # kept for a renewed session
 
 def _unpickle(cls: Any, transport: Transport, options: Dict[str, Any]) -> Client:
     client: Client = cls(transport, **options)

@@ -7,6 +7,7 @@
     │   ├── ConnectError             could not spawn the server or reach it
     │   │   └── ServerNotConnected   a managed server is failed, closed or not started
     │   ├── TransportClosed          the connection is gone (.may_have_reached_server: could the request have run?)
+    │   │   ├── ForkedError          used in a forked child: the connection belongs to the parent
     │   │   └── ConnectionLost       the connection broke with a call in flight
     │   │       ├── StreamBroken     an HTTP response stream ended before its response (also a ProtocolError)
     │   │       └── ServerUnreachable  a call's connection was refused or timed out (also a ConnectError)
@@ -16,7 +17,7 @@
     │       ├── SessionExpired       404, or a 400 naming the session, to a request with an Mcp-Session-Id
     │       └── CrossOriginRedirect
     ├── ProtocolError                the peer broke the JSON-RPC or MCP contract
-    │   ├── UnsupportedProtocolVersion
+    │   ├── UnsupportedProtocolVersion  -32022 (CODE) or an initialize answer naming a version not spoken
     │   ├── StreamBroken             (see ConnectionLost)
     │   └── SkillVerificationError   a skill file or its frontmatter does not match its entry; not used
     ├── RequestTimeout               also a builtin TimeoutError
@@ -25,15 +26,22 @@
     │   ├── MissingClientCapability  -32021: the server needs a capability this client did not declare
     │   ├── URLElicitationRequired   -32042: the user must first complete URL elicitations
     │   ├── ResourceNotFound         -32002 (legacy) or -32602 (2026-07-28) from resources/read
-    │   └── SamplingRejected         raised by a sampling handler to refuse (answered with -1)
+    │   └── SamplingRejected         -1: raised by a sampling handler to refuse
     ├── ToolError                    raised by CallToolResult.raise_for_error()
     ├── CapabilityError              the server did not offer what a method needs
     ├── AuthError                    OAuth authorization failed or was refused (.error: a short code)
     ├── ConfigError                  a server config is malformed (also a ValueError)
     ├── UnsafeDirectory              a directory for results or secrets is not private (also a PermissionError)
+    ├── SpillError                   a result over max_output could not be written to its file (also an OSError)
     ├── UnknownServerError           no managed server has that name (also a KeyError)
     ├── UnknownSkillError            no skill (or more than one) has that name on the server (also a KeyError)
     └── UnknownToolError             no managed tool has that qualified name (also a KeyError)
+        └── ToolNotAllowed           the server's config filters that tool out (enabled_tools / disabled_tools)
+
+    SignalExit                       a SystemExit (not an MCPSyncError): a signal ended the program
+
+Each class that stands for an MCP error code carries it as ``CODE`` (the codes are named in
+:mod:`mcpsync._protocol.codes`); a test holds this drawing against the classes.
 
 Foreign exceptions (``OSError``, JSON decode errors, ``requests`` errors) are
 translated into this tree at one boundary per layer and chained with ``from``.
@@ -41,9 +49,13 @@ translated into this tree at one boundary per layer and chained with ``from``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+import signal
+from typing import Any, ClassVar, Mapping, Optional, Sequence
 
-# The JSON-RPC code of an error object that names none (kept here: this module imports nothing of ours).
+from ._protocol import codes
+
+# The JSON-RPC code of an error object that names none (the engine's codes are JSON-RPC's, not MCP's:
+# this module imports only the protocol's vocabulary).
 _INTERNAL_ERROR = -32603
 
 __all__ = [
@@ -67,9 +79,12 @@ __all__ = [
     "ServerNotConnected",
     "ServerUnreachable",
     "SessionExpired",
+    "SignalExit",
     "SkillVerificationError",
+    "SpillError",
     "StreamBroken",
     "ToolError",
+    "ToolNotAllowed",
     "TransportClosed",
     "TransportError",
     "URLElicitationRequired",
@@ -299,6 +314,9 @@ class UnsupportedProtocolVersion(ProtocolError):
         supported: the versions this client speaks.
     """
 
+    #: The code a 2026-07-28 server refuses a version with (``data.supported`` lists its own).
+    CODE: ClassVar[int] = codes.UNSUPPORTED_VERSION
+
     def __init__(self, offered: str, supported: Sequence[str], message: Optional[str] = None) -> None:
         super().__init__(message or (
             f"Server offered protocol version {offered!r}; "
@@ -424,6 +442,8 @@ class MCPError(MCPSyncError):
     """
 
     http_status: Optional[int] = None
+    #: The error code this class stands for (None: any code without a class of its own).
+    CODE: ClassVar[Optional[int]] = None
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         # TypeScript-SDK servers put their own "MCP error <code>: " in the message: say it once
@@ -464,6 +484,8 @@ class MissingClientCapability(MCPError):
         required_capabilities: what the server asked for (``data.requiredCapabilities``).
     """
 
+    CODE: ClassVar[int] = codes.MISSING_CAPABILITY
+
     @property
     def required_capabilities(self) -> dict[str, Any]:
         data = self.data if isinstance(self.data, dict) else {}
@@ -499,6 +521,8 @@ class URLElicitationRequired(MCPError):
             built without them).
     """
 
+    CODE: ClassVar[int] = codes.URL_ELICITATION_REQUIRED
+
     def __init__(self, code: int, message: str, data: Any = None, *, elicitations: Sequence[Any] = ()) -> None:
         super().__init__(code, message, data)
         self.elicitations = list(elicitations)
@@ -514,9 +538,11 @@ def _rebuild_elicitation(code: int, message: str, data: Any, elicitations: Seque
 class ResourceNotFound(MCPError):
     """``resources/read`` named a resource the server does not have.
 
-    Servers say so with ``-32002`` (the legacy code) or ``-32602`` (modern servers, and TypeScript-SDK
+    Servers say so with ``-32002`` (the legacy code, its ``CODE``) or ``-32602`` (modern servers, and TypeScript-SDK
     servers of every era); both become this, over every transport.
     """
+
+    CODE: ClassVar[int] = codes.RESOURCE_NOT_FOUND
 
 
 class SamplingRejected(MCPError):
@@ -529,11 +555,28 @@ class SamplingRejected(MCPError):
                 raise mcpsync.SamplingRejected("The user declined")
     """
 
+    CODE: ClassVar[int] = codes.USER_REJECTED
+
     def __init__(self, message: str = "User rejected sampling request") -> None:
-        super().__init__(-1, message)
+        super().__init__(codes.USER_REJECTED, message)
 
     def __reduce__(self) -> Any:
         return (SamplingRejected, (self.message,))
+
+
+class SpillError(MCPSyncError, OSError):
+    """A result over ``max_output`` could not be written to its spill file; ``.result`` is the whole of it.
+
+    Also an ``OSError`` (the one the write raised is its ``__cause__``). The tool ran: nothing
+    of its answer is lost, only the cut did not happen.
+
+    Attributes:
+        result: the whole :class:`~mcpsync.CallToolResult`, uncut.
+    """
+
+    def __init__(self, message: str, result: Any) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class ToolError(MCPSyncError):
@@ -718,3 +761,49 @@ class UnknownToolError(_LookupError):
 
     def __reduce__(self) -> Any:
         return (UnknownToolError, (self.name,))
+
+
+class ToolNotAllowed(UnknownToolError):
+    """A tool the server's config filters out (``enabled_tools`` / ``disabled_tools``).
+
+    The manager neither lists nor calls it; the text names the rule and the file to change.
+
+    Attributes:
+        name: the name asked for (the qualified name, or the tool's own name).
+        server: the server's name.
+        tool: the tool's own name on its server.
+        rule: which key hides it (``'not in enabled_tools ["read_*"]'``, ``'disabled_tools "write_*"'``).
+    """
+
+    def __init__(self, name: str, server: str, tool: str, rule: str, source: str = "") -> None:
+        where = f" in {source}" if source and source != "<dict>" else ""
+        text = f"MCP tool {tool!r} of server {server!r} is not allowed: {rule}{where} (change that key to offer it)"
+        super(UnknownToolError, self).__init__(name, text)  # UnknownToolError's own text is not this one's
+        self.server = server
+        self.tool = tool
+        self.rule = rule
+        self.source = source
+
+    def __reduce__(self) -> Any:
+        return (ToolNotAllowed, (self.name, self.server, self.tool, self.rule, self.source))
+
+
+class SignalExit(SystemExit):
+    """Raised in the main thread by the handler :func:`install_signal_handlers` installs.
+
+    A ``SystemExit`` whose ``code`` is 128 plus the signal's number (143 for SIGTERM, 129
+    for SIGHUP), the status a shell reports for a process ended by that signal; ``signum``
+    is the signal. Like any ``SystemExit`` it is not caught by ``except Exception``.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+    @property
+    def signal_name(self) -> str:
+        """The signal's name, such as ``"SIGTERM"``."""
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"

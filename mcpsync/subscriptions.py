@@ -32,6 +32,11 @@ import math
 import threading
 from typing import Any, Callable, Dict, List, Optional, Set
 
+from ._protocol.methods import (
+    NOTIFY_PROMPTS_LIST_CHANGED, NOTIFY_RESOURCES_LIST_CHANGED, NOTIFY_RESOURCES_UPDATED,
+    NOTIFY_SUBSCRIPTIONS_ACKNOWLEDGED, NOTIFY_TOOLS_LIST_CHANGED, RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE,
+    SUBSCRIPTIONS_LISTEN,
+)
 from ._rpc.jsonrpc import JSONObject, RequestId
 from ._rpc.options import DEFAULT_OPTIONS, CallOptions
 from ._session import meta as _meta
@@ -47,13 +52,13 @@ __all__ = ["Subscription"]
 log = logging.getLogger("mcpsync.subscriptions")
 
 UpdateCallback = Callable[[str], None]
-ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-UPDATED = "notifications/resources/updated"
+ACKNOWLEDGED = NOTIFY_SUBSCRIPTIONS_ACKNOWLEDGED
+UPDATED = NOTIFY_RESOURCES_UPDATED
 #: list_changed notification -> the listen filter flag that asks for it.
 LIST_CHANGED_FLAGS = {
-    "notifications/tools/list_changed": "toolsListChanged",
-    "notifications/resources/list_changed": "resourcesListChanged",
-    "notifications/prompts/list_changed": "promptsListChanged",
+    NOTIFY_TOOLS_LIST_CHANGED: "toolsListChanged",
+    NOTIFY_RESOURCES_LIST_CHANGED: "resourcesListChanged",
+    NOTIFY_PROMPTS_LIST_CHANGED: "promptsListChanged",
 }
 _BACKOFF = (0.5, 30.0)
 
@@ -136,7 +141,7 @@ class _Listen:
         if not self._ready.wait(None if timeout is None or math.isinf(timeout) else timeout):
             self.stop()
             raise RequestTimeout(f"subscriptions/listen: no acknowledgement within {round((timeout or 0) * 1000)}ms",
-                                 method="subscriptions/listen", timeout=timeout or 0.0)
+                                 method=SUBSCRIPTIONS_LISTEN, timeout=timeout or 0.0)
         if self.failure is not None:
             raise self.failure
 
@@ -170,7 +175,7 @@ class _Listen:
             if self._stop.is_set():
                 break
             try:
-                session.call("subscriptions/listen", {"notifications": self.notifications},
+                session.call(SUBSCRIPTIONS_LISTEN, {"notifications": self.notifications},
                              CallOptions(timeout=math.inf, cancel=token, on_request_id=self._registered))
                 log.info("[%s] The server ended the subscription stream", session.name)
                 break
@@ -230,7 +235,7 @@ class Subscriptions:
                 self._legacy.setdefault(uri, []).append(subscription)
             if first:
                 try:
-                    session.call("resources/subscribe", {"uri": uri}, _options(timeout))
+                    session.call(RESOURCES_SUBSCRIBE, {"uri": uri}, _options(timeout))
                 except BaseException:
                     with self._lock:
                         self._legacy.pop(uri, None)
@@ -283,7 +288,7 @@ class Subscriptions:
         session = self.session
         if session.connected and not session.modern:
             try:
-                session.call("resources/unsubscribe", {"uri": subscription.uri}, _options(timeout))
+                session.call(RESOURCES_UNSUBSCRIBE, {"uri": subscription.uri}, _options(timeout))
             except MCPSyncError as exc:
                 log.debug("[%s] resources/unsubscribe %s failed: %s", session.name, subscription.uri, exc)
 

@@ -35,17 +35,17 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
+from ._protocol.methods import TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, TASKS_UPDATE
 from ._rpc.jsonrpc import JSONObject
-from ._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
+from ._rpc.options import DEFAULT_OPTIONS, CallOptions
 from ._session.meta import TASKS_EXTENSION
 from ._session.mrtr import answer_all
 from ._session.session import Session, SessionHandle
-from ._session.toolcalls import ToolCalls
 from .cancel import CancelToken
 from .exceptions import CapabilityError, MCPError, ProtocolError, RequestCancelled, RequestTimeout
 from .types import CallToolResult, MCPObject, _Field
 
-__all__ = ["Task", "TaskInfo", "call_as_task"]
+__all__ = ["Task", "TaskInfo"]
 
 log = logging.getLogger("mcpsync.tasks")
 
@@ -133,7 +133,7 @@ class Task:
         """
         if not self.id:
             return self.info.status
-        info = self._ask("tasks/get", {"taskId": self.id}, timeout)
+        info = self._ask(TASKS_GET, {"taskId": self.id}, timeout)
         if not isinstance(info, dict):
             raise ProtocolError("tasks/get returned a non-object result")
         self._note(info)
@@ -166,7 +166,7 @@ class Task:
                         max(deadline - time.monotonic(), 0.0))
             if pause <= 0:
                 raise RequestTimeout(f"Task {self.id} still {status} after {round((timeout or 0) * 1000)}ms",
-                                     method="tasks/get", timeout=timeout or 0.0)
+                                     method=TASKS_GET, timeout=timeout or 0.0)
             if cancel is not None:
                 if cancel.wait(pause):
                     raise RequestCancelled(cancel.reason)
@@ -207,7 +207,7 @@ class Task:
         Cancelling is cooperative: the task may still end otherwise.
         """
         if self.id:
-            info = self._ask("tasks/cancel", {"taskId": self.id}, timeout)
+            info = self._ask(TASKS_CANCEL, {"taskId": self.id}, timeout)
             if isinstance(info, dict) and info.get("status"):
                 self._note(info)
 
@@ -232,7 +232,7 @@ class Task:
     def _fetch_result(self, deadline: float, timeout: Optional[float]) -> None:
         """2025-11-25: ``tasks/result`` blocks until the task ends, carrying its requests for input."""
         try:
-            result = self._ask("tasks/result", {"taskId": self.id}, _remaining(deadline, timeout) or math.inf)
+            result = self._ask(TASKS_RESULT, {"taskId": self.id}, _remaining(deadline, timeout) or math.inf)
         except MCPError as exc:
             with self._lock:
                 self._error = exc
@@ -258,9 +258,9 @@ class Task:
         if not pending:
             threading.Event().wait(min(self.info.poll_interval or DEFAULT_POLL_INTERVAL, 1.0))
             return
-        responses = answer_all(pending, self._session.answer, "tasks/update")
+        responses = answer_all(pending, self._session.answer, TASKS_UPDATE)
         self._answered.update(responses)
-        self._ask("tasks/update", {"taskId": self.id, "inputResponses": responses}, None)
+        self._ask(TASKS_UPDATE, {"taskId": self.id, "inputResponses": responses}, None)
 
 
 def infos(items: List[Any]) -> List[TaskInfo]:
@@ -277,32 +277,10 @@ def list_tasks(session: Session, pages: Callable[[str, str, CallOptions], Iterab
     tasks = session.server_capabilities.get("tasks")
     if session.modern or not (isinstance(tasks, dict) and "list" in tasks):
         raise CapabilityError(f"Server {session.name!r} does not offer 'tasks.list'; cannot list tasks")
-    return infos(list(pages("tasks/list", "tasks", options)))
+    return infos(list(pages(TASKS_LIST, "tasks", options)))
 
 
 def _remaining(deadline: float, timeout: Optional[float]) -> Optional[float]:
     if timeout is None:
         return None
     return max(deadline - time.monotonic(), 0.001)
-
-
-def call_as_task(session: SessionHandle, tool_calls: ToolCalls, params: JSONObject, task: bool,
-                 options: CallOptions, *, always: bool) -> "CallToolResult | Task":
-    """One ``tools/call`` that may run as a task: the :class:`Task` handle (``task=True``) or the result.
-
-    A plain call that the server (or the tool's ``taskSupport: "required"``) turns into a
-    task waits for it here; that wait ends at ``options.deadline`` or, without one, when
-    ``options.timeout`` (else the session's default) has passed since the request went out.
-    ``always`` declares the 2026 tasks extension on the call (``Client(tasks=True)``).
-    """
-    name = str(params.get("name", ""))
-    # Where a wait for a task ends, should the call become one (the clock starts before the request).
-    deadline = options.deadline or Deadline.after(
-        options.timeout if options.timeout is not None else session.default_timeout)
-    created, result = tool_calls.call(name, params, task, options, always_tasks=always)
-    if created is None:
-        return Task.completed(session, name, result, True) if task else CallToolResult.from_dict(result)
-    handle = Task(session, created, modern=session.modern, tool=name)
-    # A passed deadline still leaves one last short poll.
-    return handle if task else handle.result(max(deadline.remaining(), 0.001))
-

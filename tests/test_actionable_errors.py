@@ -229,7 +229,7 @@ def test_a_call_giving_up_on_a_connecting_server_says_how_long_it_has_been_conne
 
 @posix
 def test_the_cli_reports_the_connect_error_with_its_hint_and_the_timeout_it_waited(tmp_path):
-    from .test_cli import Shell
+    from .cli.test_cli import Shell
 
     sh = Shell(tmp_path)
     config = sh.write_config({"garbage_server": {"command": sys.executable, "args": unhelpful("banner")[1:]}},

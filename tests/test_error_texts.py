@@ -15,7 +15,7 @@ import mcpsync
 
 from .conftest import server_argv
 from .npm_peers import everything_argv, everything_http
-from .test_cli import Shell, sh  # noqa: F401  (fixture)
+from .cli.test_cli import Shell, sh  # noqa: F401  (fixture)
 
 DOUBLED = "MCP error -32602: MCP error -32602:"
 

@@ -19,7 +19,7 @@ from mcpsync import Manager, ReconnectPolicy
 
 from .conftest import require_sdk, until
 from .faultproxy import FaultProxy
-from .test_delivery import Uvicorn
+from .rpc.test_delivery import Uvicorn
 
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 

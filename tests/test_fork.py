@@ -394,7 +394,7 @@ def test_a_transport_without_settings_refuses_to_pickle() -> None:
 
 
 def test_an_oauth_that_cannot_be_pickled_is_named() -> None:
-    """(OAuth pickles as its settings: tests/test_auth_pickle.py.)"""
+    """(OAuth pickles as its settings: tests/auth/test_auth_pickle.py.)"""
     auth = mcpsync.OAuth(client_id="x", login=lambda url: url)
     transport = mcpsync.StreamableHTTPTransport("http://127.0.0.1:9/mcp", auth=auth)
     with pytest.raises(TypeError, match="auth object OAuth cannot be pickled .*its login"):

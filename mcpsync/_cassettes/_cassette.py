@@ -17,7 +17,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Collection, List, Optional, Sequence, TypeVar, Union, cast
 
+from .._protocol.methods import INITIALIZE
 from .._session import era as _era
+from .._session.session import takes_header_plans
 from ..transports import _seam
 from ..transports.base import Transport
 from ._errors import CassetteError, CassetteMismatch
@@ -161,10 +163,10 @@ class Cassette:
         replayer = Replayer(connection, self.secrets, self.match_on, where=f"the cassette {self.path}")
         self._replayers.append(replayer)
         detection = connection.detection
-        if replayer.first_request == "initialize":
+        if replayer.first_request == INITIALIZE:
             detection = "legacy"  # the era was known (cached) when it was recorded: no probe then
-        attributes = {key: getattr(transport, key) for key in ("url", "command", "args", "routes_tool_headers")
-                      if hasattr(transport, key)}
+        attributes = {key: getattr(transport, key) for key in ("url", "command", "args") if hasattr(transport, key)}
+        attributes["routes_tool_headers"] = takes_header_plans(transport)  # as the session decided it
         stand_in = CassetteTransport(replayer, kind=connection.transport, name=transport.name,
                                      timeout=transport.timeout, detection=detection, attributes=attributes)
         transport.close()  # unopened: nothing was started

@@ -12,6 +12,9 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
+from .._protocol.methods import NOTIFY_CANCELLED
+from .._session import era as _era
+
 from ..exceptions import HTTPStatusError
 from ..transports.base import Transport
 from ._format import Connection, Event, Recording
@@ -48,7 +51,7 @@ def _portable(arg: str) -> str:
 
 
 def detection_of(transport: Transport) -> str:
-    return transport.era_detection if transport.era_detection in ("probe", "http", "legacy") else "probe"
+    return _era.detection_for(transport)  # the session's decision, read from the transport's kind
 
 
 class Recorder:
@@ -138,7 +141,7 @@ def _client_message(message: Any, ids: IdMap) -> Any:
             if isinstance(params, dict) and isinstance(params.get("_meta"), dict) \
                     and params["_meta"].get("progressToken") == live:
                 params = {**params, "_meta": {**params["_meta"], "progressToken": message["id"]}}
-        elif message["method"] == "notifications/cancelled" and isinstance(params, dict):
+        elif message["method"] == NOTIFY_CANCELLED and isinstance(params, dict):
             number = ids.get(params.get("requestId"))
             if number is not None:
                 params = {**params, "requestId": number}

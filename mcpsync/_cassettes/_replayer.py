@@ -13,6 +13,7 @@ import json
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .._protocol.methods import NOTIFY_CANCELLED, PING
 from ._errors import CassetteMismatch
 from ._format import Connection, Event
 from ._normalise import comparable
@@ -151,7 +152,7 @@ class Replayer:
                             f"line {self._events[i].line} (the recording ended first, or the file was edited): "
                             "record the cassette again"})))
                 return actions
-        if message.get("method") == "ping":  # liveness, not conversation: always answered
+        if message.get("method") == PING:  # liveness, not conversation: always answered
             return [("recv", {"jsonrpc": "2.0", "id": message["id"], "result": {}})]
         raise self._mismatch(message, live_key, [self._events[i] for i in candidates], "request")
 
@@ -162,7 +163,7 @@ class Replayer:
             data = event.data
             if event.kind in ("timeout", "fail") and data.get("id") == recorded_id:
                 return True
-            if event.kind == "send" and isinstance(data, dict) and data.get("method") == "notifications/cancelled" \
+            if event.kind == "send" and isinstance(data, dict) and data.get("method") == NOTIFY_CANCELLED \
                     and isinstance(data.get("params"), dict) and data["params"].get("requestId") == recorded_id:
                 return True
             if event.kind == "recv":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any, BinaryIO, Optional, Union
 
+from .._protocol.methods import INITIALIZE, SERVER_DISCOVER
 from .._rpc.jsonrpc import decode, encode
 from ..exceptions import ProtocolError
 from ._errors import CassetteError, CassetteMismatch
@@ -39,7 +40,7 @@ def serve(path: str, connection: int = 0, stdin: Optional[BinaryIO] = None,
         raise CassetteError(f"The cassette {path} holds {len(recording.connections)} connection(s), numbered from 0: "
                             f"there is no connection {connection}")
     replayer = Replayer(recording.connections[connection], Filter(), where=f"the cassette {path}",
-                        lenient=("initialize", "server/discover"), ignore_meta=True)
+                        lenient=(INITIALIZE, SERVER_DISCOVER), ignore_meta=True)
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout.buffer
     errors = stderr if stderr is not None else sys.stderr

@@ -14,39 +14,14 @@ import math
 import threading
 import time
 from fnmatch import fnmatchcase
-from typing import Any, Callable, Iterable, List, Optional, Protocol, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Protocol, Sequence, Tuple
 
 from ..config import ServerConfig
-from ..exceptions import ConfigError, ServerNotConnected, UnknownToolError
+from ..exceptions import ConfigError, ServerNotConnected, ToolNotAllowed
 from ..types import Tool
 
 __all__ = ["StartupWindow", "ToolNotAllowed", "allows", "check_tool", "disabled_error", "output_limit",
            "refusal", "required_failure", "required_starting", "split_tools", "tool_timeout", "wait_for"]
-
-
-class ToolNotAllowed(UnknownToolError):
-    """A tool the server's config filters out (``enabled_tools`` / ``disabled_tools``).
-
-    The manager neither lists nor calls it; the text names the rule and the file to change.
-
-    Attributes:
-        name: the name asked for (the qualified name, or the tool's own name).
-        server: the server's name.
-        tool: the tool's own name on its server.
-        rule: which key hides it (``'not in enabled_tools ["read_*"]'``, ``'disabled_tools "write_*"'``).
-    """
-
-    def __init__(self, name: str, server: str, tool: str, rule: str, source: str = "") -> None:
-        where = f" in {source}" if source and source != "<dict>" else ""
-        text = f"MCP tool {tool!r} of server {server!r} is not allowed: {rule}{where} (change that key to offer it)"
-        super(UnknownToolError, self).__init__(name, text)  # UnknownToolError's own text is not this one's
-        self.server = server
-        self.tool = tool
-        self.rule = rule
-        self.source = source
-
-    def __reduce__(self) -> Any:
-        return (ToolNotAllowed, (self.name, self.server, self.tool, self.rule, self.source))
 
 
 # -- the tool filter --------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional
 
+from .._protocol.methods import NOTIFY_TOOLS_LIST_CHANGED, TOOLS_CALL
 from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
 from .._session.limits import Limits
@@ -33,8 +34,7 @@ from ..config import ServerConfig
 from ..exceptions import (
     CapabilityError, ConfigError, ConnectError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
 )
-from ..transports import create_transport
-from ..transports.base import Transport
+from ..transports._factory import config_type, create_transport
 from ..transports.streamable_http import StreamableHTTPTransport
 from ..types import Tool
 from .policy import StartupWindow, disabled_error
@@ -343,7 +343,7 @@ class ManagedServer:
             return
         me = weakref.ref(self)
         client_ref = weakref.ref(client)
-        client.on_notification("notifications/tools/list_changed", lambda _params: _list_changed(me, client_ref))
+        client.on_notification(NOTIFY_TOOLS_LIST_CHANGED, lambda _params: _list_changed(me, client_ref))
         client.on_session_renewed(lambda: _list_changed(me, client_ref))  # a restarted server: maybe other tools
         with self.host.cond:
             if generation != self.generation or self.state == CLOSED:
@@ -540,7 +540,7 @@ class ManagedServer:
         log_name = attempt.server_log.name if attempt is not None else "mcpsync.server"
         text += (f". Wait longer for it (a larger timeout; an attempt may take {self.timeout:g}s to connect and "
                  f"as long again to list its tools), or see why in its status and its stderr log ({log_name!r})")
-        return RequestTimeout(text, method="tools/call", timeout=budget, server=self.name, hint=hint)
+        return RequestTimeout(text, method=TOOLS_CALL, timeout=budget, server=self.name, hint=hint)
 
     def not_connected_locked(self) -> ServerNotConnected:
         reason = self.reason
@@ -587,13 +587,6 @@ def _list_changed(me: "weakref.ref[ManagedServer]", client_ref: "weakref.ref[Cli
     server, client = me(), client_ref()
     if server is not None and client is not None:
         server.host.submit(server.refresh_job, client)
-
-
-def config_type(transport: Transport) -> str:
-    """The config ``type`` that names ``transport``'s kind: ``stdio``, ``http`` or ``sse`` (another kind as is)."""
-    return "http" if transport.kind == "streamable-http" else transport.kind
-
-
 def _engine_closed(client: Client) -> bool:
     """True once the transport has failed its callers (its ``on_close`` runs after that)."""
     return client.transport.close_reason() is not None

@@ -1,4 +1,4 @@
-"""The wire: what a transport hands the engine when it builds it, the engine's only way out.
+"""The wire and the receiver: the engine's only way out (:class:`Wire`) and only way in (:class:`Receiver`).
 
 The engine does no I/O. Everything it sends (requests, notifications, answers to
 the peer's requests) goes through the one :class:`Wire` it was built with, and
@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Protocol
 
 from ..cancel import CancelToken
+from ..exceptions import ProtocolError
 from .jsonrpc import JSONObject, RequestId
 
-__all__ = ["CallWire", "SendCancelled", "Wire", "tell_peer"]
+__all__ = ["CallWire", "Receiver", "SendCancelled", "Wire", "tell_peer"]
 
 class SendCancelled(Protocol):
     """``send_cancelled(request_id, reason, timeout=1.0)``: the engine's standard way to abandon a
@@ -50,6 +51,25 @@ class Wire(Protocol):
     def timed_write(self, message: JSONObject, deadline: float, cancel: Optional[CancelToken]) -> None: ...
 
     def abandon(self, request_id: RequestId, reason: Any, send_cancelled: SendCancelled) -> None: ...
+
+
+class Receiver(Protocol):
+    """The one way into the engine: what a transport's reader hands each decoded message to.
+
+    Called on the transport's reader thread only, one message at a time; neither method
+    blocks. The transport is given its receiver when it is built (the engine, which the
+    session's client owns), so a reader can be followed from the pipe to the caller by type.
+
+    * ``receive(message, size)``: route one decoded message (``size``: the bytes it arrived
+      as, 0 if unknown). Raises ProtocolError for a message that is not JSON-RPC; the reader
+      logs and skips it.
+    * ``refuse(message, error)``: the transport decoded ``message`` but will not deliver it
+      (``error`` says why); a response among them fails its request now. Never raises.
+    """
+
+    def receive(self, message: Any, size: int = 0) -> None: ...
+
+    def refuse(self, message: Any, error: ProtocolError) -> None: ...
 
 
 def tell_peer(request_id: RequestId, reason: Any, send_cancelled: SendCancelled) -> None:

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from .. import _fork
 from .._rpc.jsonrpc import METHOD_NOT_FOUND, JSONObject
-from .._versions import (
+from .._protocol.versions import (
     ALL_VERSIONS, LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, best_common,
     is_modern,
 )
@@ -42,10 +42,25 @@ log = logging.getLogger("mcpsync.client")
 AUTO, MODERN, LEGACY = "auto", "modern", "legacy"
 DEFAULT_PROBE_TIMEOUT = 3.0
 
-# How a transport finds out its server's era (``Transport.era_detection``).
+# How the session finds out a server's era, by the transport's kind (:func:`detection_for`).
 PROBE = "probe"  # stdio and other byte streams: server/discover with a short timeout
 HTTP = "http"  # Streamable HTTP: the modern request first, then read the 4xx body
 HANDSHAKE = "legacy"  # always initialize (legacy HTTP+SSE, in-memory test doubles)
+# Every kind not named here (stdio, the fake server's, a user's own transport) probes. A scripted
+# memory peer answers what its test scripts (pass protocol= for another era).
+_DETECTION = {"streamable-http": HTTP, "sse": HANDSHAKE, "memory": HANDSHAKE}
+
+
+def detection_for(transport: Any) -> str:
+    """How ``protocol="auto"`` finds the era of the server behind ``transport``: PROBE, HTTP or HANDSHAKE.
+
+    The session decides this from the transport's ``kind``. A stand-in for another transport (a
+    cassette's replay) says how the one it stands in for was detected, as ``era_detection``.
+    """
+    declared = getattr(transport, "era_detection", None)
+    if declared in (PROBE, HTTP, HANDSHAKE):
+        return str(declared)
+    return _DETECTION.get(getattr(transport, "kind", ""), PROBE)
 
 
 def check_protocol(protocol: str) -> str:

@@ -1,7 +1,7 @@
 """The MCP error codes, in one table, and the one mapping from a JSON-RPC error to its typed exception.
 
 The standard JSON-RPC codes (``-32700`` … ``-32603``) live in :mod:`mcpsync._rpc.jsonrpc`;
-the codes MCP adds on top of them live here, with the exception class each one becomes.
+the codes MCP adds on top of them are named in :mod:`mcpsync._protocol.codes`; here each becomes its exception class.
 :func:`typed` is the only place an :class:`~mcpsync.MCPError` is turned into a subclass, so
 every such error keeps its ``http_status`` and is chained to the error it replaces.
 
@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Type
 
+from .._protocol.codes import (
+    HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND, UNSUPPORTED_VERSION, URL_ELICITATION_REQUIRED,
+)
 from .._rpc.jsonrpc import INVALID_PARAMS
-from .._versions import ALL_VERSIONS
+from .._protocol.versions import ALL_VERSIONS
 from ..exceptions import (
     MCPError, MissingClientCapability, ResourceNotFound, UnsupportedProtocolVersion, URLElicitationRequired,
 )
@@ -24,24 +27,12 @@ __all__ = [
     "URL_ELICITATION_REQUIRED", "typed", "version_refused",
 ]
 
-#: ``resources/read`` of a resource the server does not have (legacy servers; modern ones use -32602).
-RESOURCE_NOT_FOUND = -32002
-#: Modern HTTP: the ``Mcp-Param-*`` headers do not match the request body (list the tools again).
-HEADER_MISMATCH = -32020
-#: The server needs a client capability the request did not declare.
-MISSING_CAPABILITY = -32021
-#: The server speaks none of the requested versions; ``data.supported`` lists the ones it does.
-UNSUPPORTED_VERSION = -32022
-#: The user must complete URL-mode elicitations (``data.elicitations``) before the call can go on.
-URL_ELICITATION_REQUIRED = -32042
-
 #: The errors only a modern server sends in an HTTP 400 body (era detection reads them).
 MODERN_HTTP_ERRORS = frozenset({UNSUPPORTED_VERSION, MISSING_CAPABILITY, HEADER_MISMATCH, INVALID_PARAMS})
 
 # Codes whose exception type does not depend on the request.
 _BY_CODE: Dict[int, Type[MCPError]] = {
-    MISSING_CAPABILITY: MissingClientCapability,
-    URL_ELICITATION_REQUIRED: URLElicitationRequired,
+    kind.CODE: kind for kind in (MissingClientCapability, URLElicitationRequired)
 }
 
 

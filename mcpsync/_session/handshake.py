@@ -41,10 +41,12 @@ import logging
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
+from .._protocol.methods import INITIALIZE, NOTIFY_INITIALIZED, SERVER_DISCOVER
 from .._rpc.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, JSONObject
 from .._rpc.options import CallOptions, Deadline
-from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from .._protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ..exceptions import HTTPStatusError, MCPError, ProtocolError, RequestTimeout, UnsupportedProtocolVersion
+from ..transports._factory import fallback_for
 from ..transports.base import Transport
 from ..capabilities import ServerCapabilities
 from ..types import Implementation
@@ -99,9 +101,9 @@ class Handshake:
         counted (it has a limit of its own): the deadline moves on by the time it took,
         and the connect's deadline so moved is returned, for the requests that follow it.
 
-        A transport whose connect failed may offer another to try
-        (``Transport.fallback_for``); then ``session.transport`` becomes that one,
-        under the same deadline. Every failed transport is closed before the error is raised.
+        When the connect failed, the transport factory's ``fallback_for`` may offer another
+        transport to try (a policy of the client, not of the transport); then
+        ``session.transport`` becomes that one, under the same deadline. Every failed transport is closed before the error is raised.
         """
         transport = session.transport
         try:
@@ -111,7 +113,7 @@ class Handshake:
             self.run(session, protocol, probe_timeout, deadline, budget)
             return deadline
         except BaseException as exc:
-            alternate = transport.fallback_for(exc) if isinstance(exc, Exception) else None
+            alternate = fallback_for(transport, exc) if isinstance(exc, Exception) else None
             transport.close()
             if alternate is None:
                 raise
@@ -147,7 +149,7 @@ class Handshake:
             discover=lambda version, timeout: self.discover(session, version, options(timeout)),
             initialize=lambda version, exact, timeout: self.initialize(session, version, exact, options(timeout)),
             adopt=lambda version, result: self.adopt(session, version, result),
-            detection=transport.era_detection, key=_era.cache_key(transport), probe_timeout=probe_timeout,
+            detection=_era.detection_for(transport), key=_era.cache_key(transport), probe_timeout=probe_timeout,
         )
         try:
             negotiation.run(protocol, budget)
@@ -175,10 +177,10 @@ class Handshake:
         transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
-        result = telemetry.request(session, "initialize", params, options)
+        result = telemetry.request(session, INITIALIZE, params, options)
         self._accept_initialize(session, result, version if exact else None)
         transport.set_protocol_version(str(session.protocol_version))
-        telemetry.notify(session, "notifications/initialized")
+        telemetry.notify(session, NOTIFY_INITIALIZED)
 
     def _accept_initialize(self, session: Session, result: Any, exact: Optional[str]) -> None:
         if not isinstance(result, dict):
@@ -199,7 +201,7 @@ class Handshake:
         transport.set_protocol_version(version)
         self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
-        result = telemetry.request(session, "server/discover", params, options)
+        result = telemetry.request(session, SERVER_DISCOVER, params, options)
         if not isinstance(result, dict):
             raise ProtocolError("server/discover returned a non-object result")
         return result

@@ -17,6 +17,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, Callable, Dict, Optional, Protocol
 
+from .._protocol.methods import PING
 from .._rpc.jsonrpc import JSONObject
 from ..cancel import CancelToken
 from ..handlers import LogMessage
@@ -65,7 +66,7 @@ class Inbound:
 
     def attach(self, transport: Transport) -> None:
         """Route ``transport``'s server-to-client traffic here; ``ping`` is answered on the reader thread."""
-        transport.set_inline_handler("ping", lambda _params: {})
+        transport.set_inline_handler(PING, lambda _params: {})
         transport.set_request_handler(self.answer)
         transport.add_notification_listener(self.deliver)
         transport.set_notification_hook(self.on_arrival)

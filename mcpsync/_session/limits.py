@@ -13,6 +13,7 @@ import threading
 import time
 from typing import Any, Optional
 
+from .._protocol.methods import TOOLS_CALL
 from .._rpc.options import CallOptions, Deadline
 from ..cancel import CancelToken
 from ..exceptions import RequestCancelled, RequestTimeout
@@ -132,7 +133,7 @@ class Limits:
 
     def _timeout(self, budget: float, which: str) -> RequestTimeout:
         return RequestTimeout.after(
-            budget, method="tools/call", server=self.server,
+            budget, method=TOOLS_CALL, server=self.server,
             hint=f"The call was still waiting for its turn under the server's {which}: give it a longer timeout, "
                  "or raise the limit")
 

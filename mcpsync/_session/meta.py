@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional
 
+# The keys are the protocol's (one table, mcpsync._protocol.meta); named here too, for the session.
+from .._protocol.meta import CLIENT_CAPABILITIES as CLIENT_CAPABILITIES
+from .._protocol.meta import CLIENT_INFO as CLIENT_INFO
+from .._protocol.meta import LOG_LEVEL as LOG_LEVEL
+from .._protocol.meta import PROTOCOL_VERSION as PROTOCOL_VERSION
+from .._protocol.meta import SERVER_INFO as SERVER_INFO
+from .._protocol.meta import SKILLS_EXTENSION as SKILLS_EXTENSION
+from .._protocol.meta import SUBSCRIPTION_ID as SUBSCRIPTION_ID
+from .._protocol.meta import TASKS_EXTENSION as TASKS_EXTENSION
 from .._rpc.jsonrpc import JSONObject
-
-PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-#: The tasks extension of 2026-07-28 (``modelcontextprotocol/ext-tasks``).
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-#: The skills extension (SEP-2640, ``modelcontextprotocol/ext-skills``): ``skills/list``, ``skills/get``.
-SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
 
 def request_meta(version: str, capabilities: Mapping[str, Any], client_info: Optional[Mapping[str, Any]],

@@ -15,13 +15,14 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Dict, Optional
 
+from .._protocol import methods as _methods
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ProtocolError
 
 log = logging.getLogger("mcpsync.client")
 
 #: The requests a server may answer with ``input_required``.
-METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+METHODS = _methods.INPUT_REQUIRED
 DEFAULT_MAX_ROUNDS = 8
 
 COMPLETE, INPUT_REQUIRED, TASK = "complete", "input_required", "task"

@@ -27,6 +27,9 @@ import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from .._protocol.methods import (
+    NOTIFY_MESSAGE, NOTIFY_PROMPTS_LIST_CHANGED, NOTIFY_RESOURCES_LIST_CHANGED, NOTIFY_TOOLS_LIST_CHANGED,
+)
 from .._rpc.jsonrpc import JSONObject
 from ..handlers import LogMessage
 from .callbacks import check_callback
@@ -46,9 +49,9 @@ LOG_LEVELS = {
 
 #: list_changed notification -> the cached list it makes stale.
 LIST_CHANGED = {
-    "notifications/tools/list_changed": "tools",
-    "notifications/resources/list_changed": "resources",
-    "notifications/prompts/list_changed": "prompts",
+    NOTIFY_TOOLS_LIST_CHANGED: "tools",
+    NOTIFY_RESOURCES_LIST_CHANGED: "resources",
+    NOTIFY_PROMPTS_LIST_CHANGED: "prompts",
 }
 
 
@@ -133,7 +136,7 @@ class NotificationRouter:
                 logging_handler: Optional[Callable[[LogMessage], None]],
                 consumer: Callable[[str, Optional[JSONObject]], None]) -> None:
         """Dispatcher thread: one notification to the log, to ``consumer``, then to the handlers."""
-        if method == "notifications/message" and params is not None:
+        if method == NOTIFY_MESSAGE and params is not None:
             self._log(params, logging_handler)
         try:
             consumer(method, params)

@@ -21,6 +21,7 @@ import logging
 import math
 from typing import Any, Callable, Optional
 
+from .._protocol.methods import SUBSCRIPTIONS_LISTEN
 from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
 from ..exceptions import StreamBroken, TransportError
@@ -30,7 +31,7 @@ __all__ = ["NOT_SENT_AGAIN", "send_again"]
 log = logging.getLogger("mcpsync.client")
 
 #: Methods whose broken stream is the caller's to handle (the subscription listens again itself).
-NOT_SENT_AGAIN = frozenset({"subscriptions/listen"})
+NOT_SENT_AGAIN = frozenset({SUBSCRIPTIONS_LISTEN})
 
 
 def send_again(send: Callable[[CallOptions], Any], method: str, options: CallOptions, started: float,

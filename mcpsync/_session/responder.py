@@ -16,6 +16,7 @@ import logging
 import os
 from typing import Any, Callable, List, Mapping, Optional, Protocol, Sequence
 
+from .._protocol.methods import ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError
@@ -86,11 +87,11 @@ class Responder:
         """The wire result for one request for input."""
         params = params or {}
         owner = self._owner
-        if method == "roots/list" and owner.roots is not None:
+        if method == ROOTS_LIST and owner.roots is not None:
             return {"roots": self.roots_payload()}
-        if method == "sampling/createMessage" and owner.sampling_handler is not None:
+        if method == SAMPLING_CREATE_MESSAGE and owner.sampling_handler is not None:
             return self._sample(CreateMessageParams(params))
-        if method == "elicitation/create" and owner.elicitation_handler is not None:
+        if method == ELICITATION_CREATE and owner.elicitation_handler is not None:
             return self._elicit(ElicitParams(params, server=owner.server_info))
         raise MCPError(rpc.METHOD_NOT_FOUND, f"Method not found: {method}")
 

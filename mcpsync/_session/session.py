@@ -29,10 +29,11 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
 
+from .._protocol.methods import RESOURCES_READ, TOOLS_CALL
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
 from .._rpc import delivery
-from .._versions import LATEST_LEGACY_VERSION, is_modern
+from .._protocol.versions import LATEST_LEGACY_VERSION, is_modern
 from ..cancel import CancelToken
 from ..exceptions import CapabilityError, MCPError, ProtocolError, SessionExpired, StreamBroken, TransportClosed
 from .responder import Responder
@@ -44,7 +45,6 @@ from . import mrtr as _mrtr
 from .callbacks import PROGRESS_SIGNATURE, check_callback
 from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .resend import send_again
-from .tools import takes_header_plans
 from . import telemetry as _telemetry
 
 __all__ = ["Session", "SessionHandle", "call_options"]
@@ -231,7 +231,7 @@ class Session:
             and as :meth:`call`.
         """
         try:
-            return self.call("resources/read", {"uri": uri}, options)
+            return self.call(RESOURCES_READ, {"uri": uri}, options)
         except MCPError as exc:
             error = typed(exc, resource_read=True, modern=self.modern)
             if error is exc:
@@ -254,7 +254,7 @@ class Session:
             info = _meta.server_info(result)
             self.server_info = Implementation.from_dict(info) if info is not None else None
         kind = _mrtr.result_type(result)
-        if kind == _mrtr.COMPLETE or (kind == _mrtr.TASK and method == "tools/call"
+        if kind == _mrtr.COMPLETE or (kind == _mrtr.TASK and method == TOOLS_CALL
                                       and extension == _meta.TASKS_EXTENSION):
             return result
         if kind in (_mrtr.INPUT_REQUIRED, _mrtr.TASK):
@@ -338,3 +338,17 @@ class Session:
             raise TransportClosed("Transport closed: client not connected (call connect() or use 'with')")
         if self.capabilities_known and extension not in self.server_capabilities.extensions:
             raise CapabilityError(f"Server {self.name!r} does not declare the {extension!r} extension; cannot {what}")
+
+
+# The transports that copy tool arguments into ``Mcp-Param-*`` headers (their ``set_header_plans``
+# is honoured): Streamable HTTP, in the 2026-07-28 era.
+_HEADER_ROUTING_KINDS = frozenset({"streamable-http"})
+
+
+def takes_header_plans(transport: Any) -> bool:
+    """Whether ``transport`` sends tool arguments as ``Mcp-Param-*`` headers (by its kind: the session decides;
+    a stand-in for another transport, a cassette's replay, says so as ``routes_tool_headers``)."""
+    declared = getattr(transport, "routes_tool_headers", None)
+    if isinstance(declared, bool):
+        return declared
+    return getattr(transport, "kind", "") in _HEADER_ROUTING_KINDS

@@ -23,9 +23,10 @@ import logging
 import threading
 from typing import List, Optional, Protocol, Set
 
+from .._protocol.methods import LOGGING_SET_LEVEL, RESOURCES_SUBSCRIBE
 from .._rpc.options import CallOptions, Deadline
 from ..exceptions import MCPSyncError
-from .notifications import LIST_CHANGED, LOG_LEVELS
+from .notifications import LIST_CHANGED
 from .session import Session
 from . import telemetry
 
@@ -79,23 +80,10 @@ class Streams:
             self.start_listener()
         if session.log_level is not None and session.server_capabilities.logging:
             try:
-                telemetry.request(session, "logging/setLevel", {"level": session.log_level},
+                telemetry.request(session, LOGGING_SET_LEVEL, {"level": session.log_level},
                                   CallOptions(deadline=deadline))
             except MCPSyncError as exc:  # the connection is fine; only the log level did not take
                 log.warning("[%s] Could not set the log level to %r: %s", session.name, session.log_level, exc)
-
-    def set_log_level(self, level: str, options: CallOptions) -> None:
-        """``Client.set_logging_level``: legacy ``logging/setLevel``; modern, the ``_meta`` of later requests.
-
-        Either way the level is kept, to be set again after a renewal.
-        """
-        if level not in LOG_LEVELS:
-            raise ValueError(f"Unknown log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
-        session = self._session
-        if not session.modern:
-            session.require("logging", what="set the log level")
-            session.call("logging/setLevel", {"level": level}, options)
-        session.log_level = level
 
     def handler_added(self, method: str) -> None:
         """A handler for ``method`` arrived after the connect: open the stream it needs."""
@@ -131,6 +119,6 @@ class Streams:
         with self._lock:
             uris = sorted(self._subscribed | set(self._subscriptions.legacy_uris()))
         for uri in uris:
-            telemetry.request(session, "resources/subscribe", {"uri": uri}, options)
+            telemetry.request(session, RESOURCES_SUBSCRIBE, {"uri": uri}, options)
         if session.log_level is not None:
-            telemetry.request(session, "logging/setLevel", {"level": session.log_level}, options)
+            telemetry.request(session, LOGGING_SET_LEVEL, {"level": session.log_level}, options)

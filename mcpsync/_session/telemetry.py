@@ -40,6 +40,10 @@ import time
 from typing import Any, Callable, Dict, Optional, Protocol, Tuple
 from urllib.parse import urlsplit
 
+from .._protocol.methods import (
+    INITIALIZE, NOTIFY_RESOURCES_UPDATED, PROMPTS_GET, RESOURCES_READ, RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE, TOOLS_CALL,
+)
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import CallOptions
 from .._version import __version__
@@ -66,8 +70,8 @@ _METRIC_KEYS = ("mcp.method.name", "error.type", "gen_ai.prompt.name", "gen_ai.t
 #: The attributes known only once the answer is in (set on the span as it ends).
 _LATE_KEYS = ("error.type", "rpc.response.status_code", "mcp.protocol.version")
 #: The requests and notifications whose ``uri`` parameter is ``mcp.resource.uri``.
-_URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe",
-                          "notifications/resources/updated"})
+_URI_METHODS = frozenset({RESOURCES_READ, RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE,
+                          NOTIFY_RESOURCES_UPDATED})
 
 _modules = sys.modules
 
@@ -165,9 +169,9 @@ def _operation(found: _Instruments, session: Traced, method: str, params: Option
             return None
         result = transport.request(method, with_trace_context(params, session.send_baggage), options=options)
         if isinstance(result, dict):
-            if method == "tools/call" and result.get("isError") is True:
+            if method == TOOLS_CALL and result.get("isError") is True:
                 failure = ("tool_error", None, None)
-            elif method == "initialize" and isinstance(result.get("protocolVersion"), str):
+            elif method == INITIALIZE and isinstance(result.get("protocolVersion"), str):
                 attributes["mcp.protocol.version"] = result["protocolVersion"]
         return result
     except BaseException as exc:
@@ -230,10 +234,10 @@ def _attributes(session: Traced, method: str, params: Optional[JSONObject]) -> D
     attributes["mcp.method.name"] = method
     if params:
         name = params.get("name")
-        if method == "tools/call" and isinstance(name, str):
+        if method == TOOLS_CALL and isinstance(name, str):
             attributes["gen_ai.tool.name"] = name
             attributes["gen_ai.operation.name"] = "execute_tool"
-        elif method == "prompts/get" and isinstance(name, str):
+        elif method == PROMPTS_GET and isinstance(name, str):
             attributes["gen_ai.prompt.name"] = name
         elif method in _URI_METHODS and isinstance(params.get("uri"), str):
             attributes["mcp.resource.uri"] = params["uri"]

@@ -166,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _version_text() -> str:
-    from .._versions import ALL_VERSIONS
+    from .._protocol.versions import ALL_VERSIONS
 
     return f"mcpsync {__version__} (MCP protocol versions {', '.join(ALL_VERSIONS)})"
 

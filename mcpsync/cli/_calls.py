@@ -229,7 +229,7 @@ def run_read(manager: Any, words: Words, args: argparse.Namespace) -> int:
             raise CapabilityError("no connected server offers resources")
         listed = [(n, c) for n, c in offering if any(r.uri == uri for r in _quiet_list(c, "resources", args))]
         result = None
-        last: BaseException = ResourceNotFound(-32002, "not found")
+        last: BaseException = ResourceNotFound(ResourceNotFound.CODE, "not found")
         for _name, client in listed or offering:
             try:
                 result = client.read_resource(uri, timeout=args.timeout)
@@ -239,7 +239,7 @@ def run_read(manager: Any, words: Words, args: argparse.Namespace) -> int:
                     raise
                 last = exc
         if result is None:
-            raise ResourceNotFound(-32002, f"no server has resource {uri!r} (asked "
+            raise ResourceNotFound(ResourceNotFound.CODE, f"no server has resource {uri!r} (asked "
                                            f"{', '.join(n for n, _ in offering)}): {out.first_line(last)}")
     if args.json:
         out.print_json(result.to_dict())

@@ -13,9 +13,9 @@ from ..exceptions import ConfigError
 
 log = logging.getLogger("mcpsync.config")
 
-STDIO = "stdio"
-HTTP = "http"
-SSE = "sse"
+from .._protocol.transports import HTTP as HTTP
+from .._protocol.transports import SSE as SSE
+from .._protocol.transports import STDIO as STDIO
 
 
 def display_url(url: str) -> str:

@@ -9,12 +9,13 @@ import re
 import stat
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .._protocol.transports import TYPE_NAMES
 from ..exceptions import ConfigError
 from ._model import HTTP, SSE, STDIO, Config, ServerConfig, display_url
 
 log = logging.getLogger("mcpsync.config")
 
-_TYPES = {"stdio": STDIO, "http": HTTP, "streamable-http": HTTP, "streamableHttp": HTTP, "sse": SSE}
+_TYPES = TYPE_NAMES  # the transport type names and their spellings: one table
 _NAME = re.compile(r"[\w.@/:+-](?:[\w .@/:+-]{0,98}[\w.@/:+-])?")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TRUE = {"true", "1", "yes", "on"}

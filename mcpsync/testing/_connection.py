@@ -36,6 +36,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Set
 
+from .._protocol.methods import INITIALIZE, NOTIFY_CANCELLED, NOTIFY_INITIALIZED, PING, RESOURCES_READ, TOOLS_CALL
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled
@@ -258,9 +259,9 @@ class Connection:
 
     def _on_notification(self, method: str, params: JSONObject) -> None:
         self.side.recorder.record_notification(self.index, method, params)
-        if method == "notifications/initialized":
+        if method == NOTIFY_INITIALIZED:
             self.session.initialized = True
-        elif method == "notifications/cancelled":
+        elif method == NOTIFY_CANCELLED:
             target: Any = params.get("requestId")
             known = rpc.valid_id(target)
             with self._lock:
@@ -281,12 +282,12 @@ class Connection:
         legacy_version = self.session.version
         if requested is not None and self.side.settings.modern_versions:
             era: Optional[str] = "modern"
-        elif method in ("initialize", "ping") or legacy_version is not None:
+        elif method in (INITIALIZE, PING) or legacy_version is not None:
             era = "legacy"
         else:
             era = None
         version = requested if era == "modern" else legacy_version
-        if method == "initialize" and era == "legacy" and isinstance(params.get("protocolVersion"), str):
+        if method == INITIALIZE and era == "legacy" and isinstance(params.get("protocolVersion"), str):
             version = params["protocolVersion"]  # the version asked for
         retry = era == "modern" and "requestState" in params
         record, fault = self.side.recorder.record_request(self.index, request_id, method, params, era, version,
@@ -344,7 +345,7 @@ class Connection:
     def _reject(self, record: RecordedRequest, request_id: RequestId, code: int, message: str,
                 data: Any = None) -> None:
         """Answer an error before anything ran: a ``tools/call`` so answered is not a call of its tool."""
-        if record.method == "tools/call":
+        if record.method == TOOLS_CALL:
             self.side.recorder.refuse(record, message)
         self.error(request_id, code, message, data)
 
@@ -460,7 +461,7 @@ class Connection:
         if run is None:
             self.error(request_id, rpc.INVALID_PARAMS, "Invalid params: unknown or expired requestState")
             return
-        target = params.get("uri") if method == "resources/read" else params.get("name")
+        target = params.get("uri") if method == RESOURCES_READ else params.get("name")
         if run.method != method or run.target != target:
             self.error(request_id, rpc.INVALID_PARAMS, "Invalid params: requestState belongs to another request")
             return

@@ -21,6 +21,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence, Set, Union, cast
 
+from .._protocol.methods import (
+    ELICITATION_CREATE, NOTIFY_MESSAGE, NOTIFY_PROGRESS, RESOURCES_READ, ROOTS_LIST, SAMPLING_CREATE_MESSAGE,
+)
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from ..exceptions import MCPError, RequestCancelled
@@ -106,7 +109,7 @@ class Invocation:
     @property
     def target(self) -> Any:
         """What the request is about (tool name, resource URI or prompt name)."""
-        return self.params.get("uri") if self.method == "resources/read" else self.params.get("name")
+        return self.params.get("uri") if self.method == RESOURCES_READ else self.params.get("name")
 
     def cancel(self, reason: Optional[str]) -> None:
         with self._lock:
@@ -260,7 +263,7 @@ class Context:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        return self._run.connection.notify("notifications/progress", params)
+        return self._run.connection.notify(NOTIFY_PROGRESS, params)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool:
         """Send ``notifications/message`` if the client wants ``level``; says whether it did.
@@ -282,7 +285,7 @@ class Context:
         params: JSONObject = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        return self._run.connection.notify("notifications/message", params)
+        return self._run.connection.notify(NOTIFY_MESSAGE, params)
 
     def notify(self, method: str, params: Optional[JSONObject] = None) -> bool:
         """Send any notification to the client; False if the connection is closed."""
@@ -305,7 +308,7 @@ class Context:
         """
         items = [messages] if isinstance(messages, str) else list(messages)
         wire = [_sampling_message(item) for item in items]
-        return self._ask("sampling/createMessage", {"messages": wire, "maxTokens": max_tokens, **params},
+        return self._ask(SAMPLING_CREATE_MESSAGE, {"messages": wire, "maxTokens": max_tokens, **params},
                          "sampling", timeout)
 
     def elicit(self, message: str, schema: Optional[JSONObject] = None, *,
@@ -316,12 +319,12 @@ class Context:
         one with no properties, a plain confirmation). Raises like :meth:`sample`.
         """
         requested = schema if schema is not None else {"type": "object", "properties": {}}
-        return self._ask("elicitation/create", {"message": message, "requestedSchema": requested, **params},
+        return self._ask(ELICITATION_CREATE, {"message": message, "requestedSchema": requested, **params},
                          "elicitation", timeout)
 
     def list_roots(self, *, timeout: Optional[float] = None) -> List[JSONObject]:
         """The client's roots (``roots/list``), as ``{"uri", "name"?}`` dicts. Raises like :meth:`sample`."""
-        result = self._ask("roots/list", {}, "roots", timeout)
+        result = self._ask(ROOTS_LIST, {}, "roots", timeout)
         roots = result.get("roots") if isinstance(result, dict) else None
         return [root for root in roots if isinstance(root, dict)] if isinstance(roots, list) else []
 

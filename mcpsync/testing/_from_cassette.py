@@ -13,6 +13,7 @@ import base64
 import json
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
+from .._protocol.methods import INITIALIZE, RESOURCES_LIST, RESOURCES_READ, SERVER_DISCOVER, TOOLS_CALL, TOOLS_LIST
 from .._cassettes._errors import CassetteError
 from .._cassettes._format import read
 from ..types import CallToolResult
@@ -63,23 +64,23 @@ def load_cassette(server: "FakeServer", path: str, connection: int = 0) -> "Fake
     for request, result in pairs:
         params = request.get("params") or {}
         method = request["method"]
-        if method in ("initialize", "server/discover"):
+        if method in (INITIALIZE, SERVER_DISCOVER):
             info = result.get("serverInfo") or (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
             if isinstance(info, dict) and isinstance(info.get("name"), str):
                 server.name = info["name"]
             if isinstance(result.get("instructions"), str):
                 server.instructions = result["instructions"]
-        elif method == "tools/call":
+        elif method == TOOLS_CALL:
             key = (str(params.get("name")), json.dumps(params.get("arguments") or {}, sort_keys=True))
             calls[key] = _plain(result)
-        elif method == "resources/read":
+        elif method == RESOURCES_READ:
             reads[str(params.get("uri"))] = list(result.get("contents") or [])
     for request, result in pairs:
-        if request["method"] == "tools/list":
+        if request["method"] == TOOLS_LIST:
             for tool in result.get("tools") or []:
                 if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                     _declare_tool(server, tool, calls, path)
-        elif request["method"] == "resources/list":
+        elif request["method"] == RESOURCES_LIST:
             for resource in result.get("resources") or []:
                 if isinstance(resource, dict) and isinstance(resource.get("uri"), str):
                     _declare_resource(server, resource, reads.get(resource["uri"]))

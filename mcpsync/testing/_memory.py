@@ -38,7 +38,6 @@ class FakeTransport(MemoryTransport):
     # A FakeServer is a real dual-era server, not a scripted peer: connect to it as to a stdio server
     # (the server/discover probe, then the handshake if refused), so that client() and run_stdio()
     # settle the same version. No era cache: the cache keys only stdio and HTTP servers.
-    era_detection = "probe"
 
     def __init__(self, server: "FakeServer", *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
         super().__init__(self._to_server, name=name, timeout=timeout)

@@ -18,6 +18,12 @@ from __future__ import annotations
 import logging
 from typing import Any, Dict, List, Optional
 
+from .._protocol import methods
+from .._protocol.methods import (
+    COMPLETION_COMPLETE, INITIALIZE, LOGGING_SET_LEVEL, PING, PROMPTS_LIST, RESOURCES_LIST,
+    RESOURCES_READ, RESOURCES_SUBSCRIBE, RESOURCES_TEMPLATES_LIST, RESOURCES_UNSUBSCRIBE, SERVER_DISCOVER,
+    SKILLS_GET, SKILLS_LIST, TOOLS_CALL, TOOLS_LIST,
+)
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError, RequestCancelled
@@ -34,48 +40,44 @@ __all__ = ["finish_result", "handle", "run_user_code"]
 
 log = logging.getLogger("mcpsync.testing")
 
-_CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
-                        "resources/templates/list", "resources/read", "skills/list", "skills/get"})
-_NEEDS = {"tools/list": "tools", "tools/call": "tools", "resources/list": "resources",
-          "resources/templates/list": "resources", "resources/read": "resources",
-          "resources/subscribe": "resources", "resources/unsubscribe": "resources", "prompts/list": "prompts",
-          "prompts/get": "prompts", "completion/complete": "completions", "logging/setLevel": "logging"}
+_CACHEABLE = frozenset({SERVER_DISCOVER, TOOLS_LIST, PROMPTS_LIST, RESOURCES_LIST,
+                        RESOURCES_TEMPLATES_LIST, RESOURCES_READ, SKILLS_LIST, SKILLS_GET})
+_NEEDS = methods.CAPABILITIES
 
 
 def handle(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
     """Answer a protocol request (no user code runs here); ``session`` is the connection's, which it may change."""
     method, params, settings = run.method, run.params, side.settings
     _require_capability(side, run)
-    if method == "initialize":
+    if method == INITIALIZE:
         return _initialize(side, session, params)
-    if method == "ping":
+    if method == PING:
         return {}
-    if method == "server/discover":
+    if method == SERVER_DISCOVER:
         result: JSONObject = {"supportedVersions": list(settings.modern_versions),
                               "capabilities": side.capabilities("modern")}
         if settings.instructions is not None:
             result["instructions"] = settings.instructions
         return result
-    if method in ("resources/subscribe", "resources/unsubscribe"):
+    if method in (RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE):
         uri = _string(params, "uri")
-        if method == "resources/subscribe":
+        if method == RESOURCES_SUBSCRIBE:
             session.subscriptions.add(uri)
         else:
             session.subscriptions.discard(uri)
         return {}
-    if method == "logging/setLevel":
+    if method == LOGGING_SET_LEVEL:
         level = params.get("level")
         if level not in LOG_LEVELS:
             raise MCPError(rpc.INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
         session.log_level = str(level)
         return {}
-    if method == "completion/complete":
+    if method == COMPLETION_COMPLETE:
         return _complete(side, params)
     if method in SKILL_METHODS:
         return _skills(side, run)
     listings = side.registry.listings()
-    key = {"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "resourceTemplates",
-           "prompts/list": "prompts"}[method]
+    key = methods.LIST_KEYS[method]
     return _page(settings.page_size, listings[key], params, key)
 
 
@@ -144,10 +146,10 @@ def run_user_code(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject
 
     Runs on the request's worker thread and blocks it as long as the function runs.
     """
-    if run.method == "tools/call":
+    if run.method == TOOLS_CALL:
         return _call_tool(side, run, ctx)
     _require_capability(side, run)
-    if run.method == "resources/read":
+    if run.method == RESOURCES_READ:
         return _read_resource(side, run, ctx)
     return _get_prompt(side, run, ctx)
 
@@ -188,7 +190,7 @@ def _skills(side: ServerSide, run: Invocation) -> JSONObject:
     if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
         raise MCPError(rpc.METHOD_NOT_FOUND, f"Method not found: {run.method} (this server declares no "
                        f"{SKILLS_EXTENSION} extension)")
-    if run.method == "skills/list":
+    if run.method == SKILLS_LIST:
         entries = [definition.entry() for definition in side.registry.skills()]
         return _page(side.settings.page_size, entries, run.params, "skills")
     uri = _string(run.params, "uri")

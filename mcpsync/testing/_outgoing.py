@@ -17,6 +17,7 @@ import logging
 import threading
 from typing import Any, Callable, Dict, Optional
 
+from .._protocol.methods import NOTIFY_CANCELLED
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError, RequestTimeout
@@ -76,7 +77,7 @@ class ClientRequests:
                 return pending.result
             # Cancelled, closed or timed out: tell the client we stopped waiting.
             reason = run.cancel_reason or "the server stopped waiting"
-            self._send(rpc.make_notification("notifications/cancelled", {"requestId": request_id, "reason": reason}))
+            self._send(rpc.make_notification(NOTIFY_CANCELLED, {"requestId": request_id, "reason": reason}))
             if run.cancelled.is_set() or self._closed:
                 raise abandoned()
             raise RequestTimeout(f"The client did not answer {method} within {limit}s", method=method,

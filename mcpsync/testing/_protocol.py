@@ -2,12 +2,12 @@
 
 Every MCP-specific number or key the fake server puts on the wire is named
 here once, so the other parts of :mod:`mcpsync.testing` never spell one out; the
-error codes and ``_meta`` keys are taken from the client's own tables
-(:mod:`mcpsync._session.errors`, :mod:`mcpsync._session.meta`), so the fake server
+error codes, ``_meta`` keys and method sets are taken from the protocol's one table
+(:mod:`mcpsync._protocol`), which the client reads too, so the fake server
 and the client cannot drift apart.
 JSON-RPC's own codes (``-32600`` and friends) stay in :mod:`mcpsync._rpc.jsonrpc`.
 
-The versions come from the client's one table, :mod:`mcpsync._versions`
+The versions come from the one table, :mod:`mcpsync._protocol.versions`
 (newest first); the fake server has always listed them oldest first, in its
 error data and messages, so :func:`oldest_first` gives that order where it is
 shown.
@@ -20,8 +20,10 @@ from __future__ import annotations
 from typing import FrozenSet, Iterable, Optional, Sequence, Tuple
 
 from .. import subscriptions
-from .._session import errors, meta, notifications
-from .._versions import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
+from .._protocol import codes, meta, methods
+from .._protocol.methods import SUBSCRIPTIONS_LISTEN
+from .._session import notifications
+from .._protocol.versions import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
     "ACKNOWLEDGED", "CLIENT_CAPABILITIES_KEY", "CLIENT_INFO_KEY", "LEGACY_METHODS", "LISTEN", "LIST_CHANGED_FLAGS",
@@ -30,14 +32,14 @@ __all__ = [
     "SKILL_METHODS", "SUBSCRIPTION_ID_KEY", "UNSUPPORTED_PROTOCOL_VERSION", "choose_versions", "oldest_first",
 ]
 
-# -- error codes and ``_meta`` keys: the client's own tables, so both sides spell them alike ------
+# -- error codes and ``_meta`` keys: the protocol's one table (mcpsync._protocol), as the client's ----
 
 #: 2025 ``Resource not found`` (2026-07-28 answers ``INVALID_PARAMS`` instead).
-RESOURCE_NOT_FOUND_LEGACY = errors.RESOURCE_NOT_FOUND
+RESOURCE_NOT_FOUND_LEGACY = codes.RESOURCE_NOT_FOUND
 #: 2026-07-28 ``MissingRequiredClientCapabilityError``; the fake also uses it for legacy clients.
-MISSING_CLIENT_CAPABILITY = errors.MISSING_CAPABILITY
+MISSING_CLIENT_CAPABILITY = codes.MISSING_CAPABILITY
 #: 2026-07-28 ``UnsupportedProtocolVersionError``; its ``data`` lists the versions spoken.
-UNSUPPORTED_PROTOCOL_VERSION = errors.UNSUPPORTED_VERSION
+UNSUPPORTED_PROTOCOL_VERSION = codes.UNSUPPORTED_VERSION
 
 PROTOCOL_VERSION_KEY = meta.PROTOCOL_VERSION
 CLIENT_CAPABILITIES_KEY = meta.CLIENT_CAPABILITIES
@@ -55,7 +57,7 @@ LOG_LEVELS = tuple(notifications.LOG_LEVELS)
 # -- 2026-07-28 subscriptions: the client's own names (mcpsync.subscriptions) --------------------
 
 #: The request that opens a stream of the server's notifications.
-LISTEN = "subscriptions/listen"
+LISTEN = SUBSCRIPTIONS_LISTEN
 #: The stream's first message: the part of the filter the server honours.
 ACKNOWLEDGED = subscriptions.ACKNOWLEDGED
 RESOURCE_UPDATED = subscriptions.UPDATED
@@ -65,16 +67,14 @@ LIST_CHANGED_FLAGS = dict(subscriptions.LIST_CHANGED_FLAGS)
 # -- methods ----------------------------------------------------------------------------------
 
 #: The skills extension's requests (answered in both eras, where the extension is declared).
-SKILL_METHODS: FrozenSet[str] = frozenset({"skills/list", "skills/get"})
-_COMMON = {"tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
-           "prompts/list", "prompts/get", "completion/complete"} | SKILL_METHODS
+SKILL_METHODS: FrozenSet[str] = methods.SKILL_METHODS
 #: What a legacy (``initialize``) session may ask.
-LEGACY_METHODS: FrozenSet[str] = frozenset(_COMMON | {"initialize", "ping", "resources/subscribe",
-                                                      "resources/unsubscribe", "logging/setLevel"})
+LEGACY_METHODS: FrozenSet[str] = methods.LEGACY_METHODS
 #: What a 2026-07-28 request may ask.
-MODERN_METHODS: FrozenSet[str] = frozenset(_COMMON | {"server/discover", LISTEN})
-#: Methods whose answer comes from a user function, run on a worker thread.
-RUNS_USER_CODE: FrozenSet[str] = frozenset({"tools/call", "resources/read", "prompts/get"})
+MODERN_METHODS: FrozenSet[str] = methods.MODERN_METHODS
+#: Methods whose answer comes from a user function, run on a worker thread (those a modern server
+#: may answer ``input_required``).
+RUNS_USER_CODE: FrozenSet[str] = methods.INPUT_REQUIRED
 
 # -- versions ---------------------------------------------------------------------------------
 
@@ -90,7 +90,7 @@ def choose_versions(versions: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...],
     ``None`` means every version the client knows.
 
     Raises:
-        ValueError: ``versions`` is empty or names a version unknown to :mod:`mcpsync._versions`.
+        ValueError: ``versions`` is empty or names a version unknown to :mod:`mcpsync._protocol.versions`.
     """
     chosen = tuple(versions) if versions is not None else ALL_VERSIONS
     unknown = sorted(set(chosen) - set(ALL_VERSIONS))

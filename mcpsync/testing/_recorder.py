@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
+from .._protocol.methods import TOOLS_CALL
 from .._rpc.jsonrpc import JSONObject, RequestId
 
 __all__ = ["Fault", "RecordedNotification", "RecordedRequest", "Recorder"]
@@ -58,7 +59,7 @@ class RecordedRequest:
     def tool(self) -> Optional[str]:
         """The tool name of a ``tools/call``."""
         name = self.params.get("name")
-        return name if self.method == "tools/call" and isinstance(name, str) else None
+        return name if self.method == TOOLS_CALL and isinstance(name, str) else None
 
     @property
     def arguments(self) -> JSONObject:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .._rpc.jsonrpc import JSONObject
-from .._session.frontmatter import FrontmatterError, parse_frontmatter, same_value
+from .._features.frontmatter import FrontmatterError, parse_frontmatter, same_value
 
 __all__ = ["SKILL_FILE", "SkillDef", "render_frontmatter", "skill_path"]
 

@@ -16,6 +16,8 @@ import logging
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from .._protocol.methods import ROUTING_FIELDS, TOOLS_CALL
+
 log = logging.getLogger("mcpsync.client")
 
 #: For one tool: property path (a chain of ``properties`` keys) -> header name token.
@@ -25,10 +27,7 @@ X_MCP_HEADER = "x-mcp-header"
 PARAM_PREFIX = "Mcp-Param-"
 
 # Where Mcp-Name comes from, per method (the tasks extension adds the task methods).
-_NAME_FIELDS = {
-    "tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-    "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId",
-}
+_NAME_FIELDS = ROUTING_FIELDS
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 tchar
 _SAFE = re.compile(r"^[\x20-\x7e\t]*$")
 _SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
@@ -64,7 +63,7 @@ def routing_headers(message: Mapping[str, Any], plans: Mapping[str, HeaderPlan])
     field = _NAME_FIELDS.get(method)
     if field is not None and isinstance(params.get(field), str):
         headers["Mcp-Name"] = encode_value(params[field])
-    if method == "tools/call":
+    if method == TOOLS_CALL:
         plan = plans.get(str(params.get("name")))
         arguments = params.get("arguments")
         if plan and isinstance(arguments, dict):

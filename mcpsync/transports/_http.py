@@ -14,7 +14,7 @@ import logging
 import math
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from .._rpc import delivery
@@ -53,6 +53,8 @@ class HTTPTransportBase(Transport):
     """
 
     kind = "http"
+    #: The keys of a server config dict it takes (the factory reads them; ``timeout`` aside).
+    config_keys: Tuple[str, ...] = ("headers", "name", "token", "verify")
 
     def __init__(
         self,

@@ -24,7 +24,7 @@ from .._rpc.engine import DEFAULT_TIMEOUT, Engine, MessageTap, RequestHandler
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from .._rpc.wire import CallWire, SendCancelled, Wire
-from .._versions import is_modern
+from .._protocol.versions import is_modern
 from ..cancel import CancelToken
 from ..exceptions import ConnectionLost, ForkedError, TransportClosed
 
@@ -100,6 +100,8 @@ class Transport(abc.ABC):
     """
 
     kind = "transport"
+    #: The keys of a server config dict this kind takes (``timeout`` aside: the factory converts it).
+    config_keys: Tuple[str, ...] = ()
 
     #: Whether garbage collecting an open transport warns (ResourceWarning) and closes it.
     _close_when_collected = True
@@ -226,11 +228,6 @@ class Transport(abc.ABC):
         """Answer ``method`` straight from the reader thread; ``handler`` must not block."""
         self._engine.incoming.set_inline_handler(method, handler)
 
-    #: How ``protocol="auto"`` finds this transport's era: "probe" (a ``server/discover`` probe with a
-    #: short timeout, for stdio and other byte streams), "http" (Streamable HTTP's modern-request-first
-    #: rule) or "legacy" (always the ``initialize`` handshake).
-    era_detection = "probe"
-
     def set_protocol_version(self, version: Optional[str]) -> None:
         """Told by the client: the version in use (None before one is chosen); HTTP sends it as a header.
 
@@ -242,11 +239,6 @@ class Transport(abc.ABC):
         is decided, as the engine's generic "answer the peer's requests" setting.
         """
         self._engine.incoming.set_answering(not is_modern(version))
-
-    #: Whether :meth:`set_header_plans` is honoured: the transport copies tool arguments into
-    #: ``Mcp-Param-*`` headers (Streamable HTTP in the 2026-07-28 era). The client screens the
-    #: tools' ``x-mcp-header`` annotations only for such a transport.
-    routes_tool_headers = False
 
     def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
         """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).
@@ -265,8 +257,8 @@ class Transport(abc.ABC):
     def set_message_tap(self, tap: "Optional[MessageTap]") -> None:
         """See every message of this connection, in conversation order (see ``Engine.tap``); None stops it.
 
-        Recording a cassette is what this is for; a transport that hands over to another
-        (:meth:`fallback_for`) hands its tap over too.
+        Recording a cassette is what this is for; when a failed connect falls back to another
+        transport (the factory's ``fallback_for``), the tap goes over to it too.
         """
         self._engine.tap = tap
 
@@ -274,13 +266,6 @@ class Transport(abc.ABC):
     def message_tap(self) -> "Optional[MessageTap]":
         """The tap set by :meth:`set_message_tap`, or None."""
         return self._engine.tap
-
-    def fallback_for(self, error: BaseException) -> "Optional[Transport]":
-        """Another transport to try when connecting failed with ``error``, or None.
-
-        Streamable HTTP offers the legacy HTTP+SSE transport on 400, 404 or 405.
-        """
-        return None
 
     def timeout_hint(self) -> str:
         """A sentence for timeout errors: what this transport saw that may explain the server's

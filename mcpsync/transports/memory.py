@@ -27,7 +27,6 @@ class MemoryTransport(Transport):
     """
 
     kind = "memory"
-    era_detection = "legacy"  # a scripted peer answers what the test scripts; pass protocol= for others
     _close_when_collected = False  # it holds no OS resource, and tests drop open ones freely
 
     def __init__(self, peer: Peer, *, name: str = "memory", timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:

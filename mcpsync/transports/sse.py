@@ -55,7 +55,6 @@ class SSETransport(HTTPTransportBase):
     """
 
     kind = "sse"
-    era_detection = "legacy"  # HTTP+SSE exists only in the legacy era
 
     def __init__(self, url: str, *, endpoint_timeout: float = 10.0, **options: Any) -> None:
         super().__init__(url, **options)

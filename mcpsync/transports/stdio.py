@@ -28,6 +28,7 @@ from .. import _fork
 from .._live import LiveSet
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
+from .._rpc.wire import Receiver
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.workers import DropReport, join_quietly
 from ..exceptions import ConnectError, ConnectionLost, ProtocolError, TransportClosed
@@ -71,6 +72,8 @@ class StdioTransport(Transport):
     """
 
     kind = "stdio"
+    #: The keys of a server config dict it takes (the factory reads them; ``timeout`` aside).
+    config_keys: Tuple[str, ...] = ("env", "cwd", "inherit_env", "name")
 
     def __init__(
         self,
@@ -331,8 +334,9 @@ _HELD_OPEN = "server process exited but its stdout is still held open"
 
 
 def _read_stdout(me: "weakref.ref[StdioTransport]", lost: Callable[[Optional[BaseException]], None], stream: IO[bytes],
-                 engine: Any, limit: int, name: str) -> None:
-    """Reader thread: one JSON-RPC message per line, until EOF; then ``lost(cause)`` closes the transport."""
+                 engine: Receiver, limit: int, name: str) -> None:
+    """Reader thread: one JSON-RPC message per line, until EOF, each handed to ``engine``; then
+    ``lost(cause)`` closes the transport."""
     cause: Optional[BaseException] = _EndOfStream("server closed its stdout")
     skips = DropReport(first=_SKIPS_LOGGED)  # a flood of garbage must not become a flood of log lines
     try:
@@ -498,19 +502,3 @@ def _close_all_at_exit() -> None:
 import atexit  # noqa: E402  (registered once the module is ready)
 
 atexit.register(_close_all_at_exit)
-
-
-def stdio_from_config(config: Dict[str, Any], **options: Any) -> StdioTransport:
-    """Build a StdioTransport from a config dict (``command``, ``args``, ``env``, ``cwd``, ``timeout`` ms)."""
-    command = config.get("command")
-    if not isinstance(command, str) or not command:
-        raise ValueError("stdio server config needs a 'command' string")
-    args = config.get("args") or []
-    if not isinstance(args, list):
-        raise ValueError("'args' must be a list of strings")
-    if "timeout" in config and "timeout" not in options:
-        options["timeout"] = float(config["timeout"]) / 1000.0
-    for key in ("env", "cwd", "inherit_env", "name"):
-        if key in config and key not in options:
-            options[key] = config[key]
-    return StdioTransport(command, args, **options)

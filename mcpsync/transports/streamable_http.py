@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 from .._rpc import delivery
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
-from .._versions import is_modern
+from .._protocol.versions import is_modern
 from ..exceptions import (
     ConnectError, ConnectionLost, HTTPStatusError, MCPError, MCPSyncError, ProtocolError, ServerUnreachable,
     SessionExpired, StreamBroken, TransportError,
@@ -49,8 +49,6 @@ from ._http_io import answers, body_summary, iter_chunks, media_type, read_body,
 from ._http_session import Exchange
 from ._sse import MAX_RETRY, SSEParser
 from ._urls import display_url
-from .base import Transport
-from .sse import SSETransport
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -61,7 +59,8 @@ log = logging.getLogger("mcpsync.transport.http")
 
 _POST_ACCEPT = "application/json, text/event-stream"
 _SSE = "text/event-stream"
-_FALLBACK_STATUSES = (400, 404, 405)
+#: The answers to the first POST that offer the legacy fallback (never 401 or 403: credentials).
+FALLBACK_STATUSES = (400, 404, 405)
 _LOST_STATUSES = (400, 404)
 #: What a 400 says when it is about the session: the TypeScript SDK's servers answer an unknown
 #: session with 400 "Bad Request: No valid session ID provided" (or "Server not initialized").
@@ -96,15 +95,13 @@ class StreamableHTTPTransport(HTTPTransportBase):
         listener_backoff: first and longest delay, in seconds, between GET
             listener reconnections when the server gives no ``retry``.
         legacy_fallback: offer the legacy HTTP+SSE transport when the first POST
-            is answered 400, 404 or 405 (see :meth:`fallback_for`).
+            is answered 400, 404 or 405 (the fallback is :func:`mcpsync.transports._factory.fallback_for`).
         endpoint_timeout: for that fallback: seconds to wait for its ``endpoint`` event.
 
     Thread safety: see :class:`~mcpsync.transports.Transport`.
     """
 
     kind = "streamable-http"
-    routes_tool_headers = True
-    era_detection = "http"
 
     def __init__(self, url: str, *, resume_delay: float = 1.0, listener_backoff: "tuple[float, float]" = (0.5, 30.0),
                  legacy_fallback: bool = False, endpoint_timeout: float = 10.0, **options: Any) -> None:
@@ -186,7 +183,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
                         self._session_id = None
                         self._protocol_version = None
                 raise status_error(response, cls=SessionExpired, raw=raw)
-        if sent is None and self._protocol_version is None and status in _FALLBACK_STATUSES:
+        if sent is None and self._protocol_version is None and status in FALLBACK_STATUSES:
             self._first_refused = True
             if self.legacy_fallback:  # the fallback's error will tell both attempts
                 raise status_error(response)
@@ -566,31 +563,12 @@ class StreamableHTTPTransport(HTTPTransportBase):
         if thread is not None and thread is not threading.current_thread():
             thread.join(self.shutdown_timeout)
 
-    # -- the fallback -------------------------------------------------------------------------------
+    # -- what the fallback policy reads (transports/_factory.py decides) ---------------------------
 
-    def fallback_for(self, error: BaseException) -> Optional[Transport]:
-        """After a failed handshake: the legacy HTTP+SSE transport to try instead, or None.
-
-        Offered only with ``legacy_fallback=True`` when the very first POST
-        was answered 400, 404 or 405 (never for 401 or 403, which are about
-        credentials). The new transport takes over this one's options and
-        callbacks; ``on_close`` and ``on_error`` are moved, not shared.
-        """
-        if not (self.legacy_fallback and self._first_refused and isinstance(error, HTTPStatusError)
-                and not isinstance(error, SessionExpired) and error.status_code in _FALLBACK_STATUSES):
-            return None
-        log.info("[%s] %s answered %d to the first POST; trying the legacy HTTP+SSE transport",
-                 self.name, display_url(self.url), error.status_code)
-        alternate = SSETransport(self.url, endpoint_timeout=self.endpoint_timeout, **self._options)
-        alternate.fallback_from = error  # its own failure then tells both attempts
-        alternate.on_notification = self.on_notification
-        alternate.on_error, self.on_error = self.on_error, None
-        alternate.on_close, self.on_close = self.on_close, None
-        tap = self.message_tap
-        if tap is not None:  # a recording goes on through the transport that takes over
-            tap("switch", alternate.kind)
-            alternate.set_message_tap(tap)
-        return alternate
+    @property
+    def first_post_refused(self) -> bool:
+        """Whether the very first POST, before any session, was answered 400, 404 or 405."""
+        return self._first_refused
 
 
 def _unframed(response: "requests.Response") -> bool:

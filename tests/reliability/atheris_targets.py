@@ -154,7 +154,7 @@ def tools_cache(workdir: Path) -> OneInput:
 
 
 def frontmatter(workdir: Path) -> OneInput:
-    from mcpsync._session.frontmatter import parse_frontmatter
+    from mcpsync._features.frontmatter import parse_frontmatter
 
     def one(data: bytes) -> None:
         try:
@@ -166,7 +166,7 @@ def frontmatter(workdir: Path) -> OneInput:
 
 
 def frontmatter_error() -> Tuple[type, ...]:
-    from mcpsync._session.frontmatter import FrontmatterError
+    from mcpsync._features.frontmatter import FrontmatterError
     return (FrontmatterError,)
 
 
@@ -246,7 +246,7 @@ TARGETS: Dict[str, Target] = {t.name: t for t in [
     Target("tools-cache", tools_cache, mcpsync_error, ("mcpsync._fleet.toolcache",), (
         b'{"version": 1, "server": "s", "config_hash": "h", "saved_at": 1e12, "tools": [{"name": "t"}]}',
     )),
-    Target("frontmatter", frontmatter, frontmatter_error, ("mcpsync._session.frontmatter",), (
+    Target("frontmatter", frontmatter, frontmatter_error, ("mcpsync._features.frontmatter",), (
         b"---\nname: a-skill\ndescription: 'it''s' # c\nlist:\n  - a\n  - {k: [1, 2]}\ntext: |\n  x\n---\nbody\n",
         b'---\nkey: "q\\"x"\nn: 0x1F\nf: .inf\nx: >-\n  folded\n---\n',
     )),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import strategies as st
 
-from mcpsync._session.frontmatter import FrontmatterError, parse_frontmatter
+from mcpsync._features.frontmatter import FrontmatterError, parse_frontmatter
 
 from .fuzzing import LEVELS, fuzz
 

@@ -39,8 +39,9 @@ import base64
 import json
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional
+
+from _http_stub import StubHandler, StubServer
 
 Json = Dict[str, Any]
 MODERN = "2026-07-28"
@@ -77,56 +78,15 @@ def decode(value: Optional[str]) -> Optional[str]:
     return value
 
 
-class EraHTTPServer:
+class EraHTTPServer(StubServer):
     def __init__(self, mode: str) -> None:
         self.mode = mode
-        self.records: List[Record] = []
-        self.cond = threading.Condition()
-        self.stopping = threading.Event()
         self.relisted = False
         self.route_calls = 0
         self.listens = 0
         self.flaky_calls = 0
         self.stream_closed = threading.Event()
-        self._sockets: List[socket.socket] = []
-        self._threads: List[threading.Thread] = []
-        owner = self
-
-        class Handler(_Handler):
-            server_owner = owner
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="test-era-http", daemon=True)
-
-    def url(self, path: str = "/mcp") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def start(self) -> "EraHTTPServer":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        with self.cond:
-            sockets, threads = list(self._sockets), list(self._threads)
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for thread in threads:
-            thread.join(5)
-        self.httpd.server_close()
-        self._thread.join(5)
-
-    def record(self, rec: Record) -> None:
-        with self.cond:
-            self.records.append(rec)
-            self.cond.notify_all()
+        super().__init__(_Handler, name="test-era-http")
 
     def calls(self, rpc_method: Optional[str] = None) -> List[Record]:
         with self.cond:
@@ -138,27 +98,8 @@ class EraHTTPServer:
                 raise AssertionError(f"the server did not see it; records: {self.records}")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server_owner: EraHTTPServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-        pass
-
-    def setup(self) -> None:
-        super().setup()
-        with self.server_owner.cond:
-            self.server_owner._sockets.append(self.connection)
-            self.server_owner._threads.append(threading.current_thread())
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        except OSError:
-            pass
-        with self.server_owner.cond:
-            if self.connection in self.server_owner._sockets:
-                self.server_owner._sockets.remove(self.connection)
+class _Handler(StubHandler):
+    owner: EraHTTPServer
 
     def send(self, status: int, payload: Any = None) -> None:
         body = b"" if payload is None else json.dumps(payload).encode()
@@ -170,13 +111,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
-        self.server_owner.record(Record("GET", {k.lower(): v for k, v in self.headers.items()}, None))
+        self.owner.record(Record("GET", {k.lower(): v for k, v in self.headers.items()}, None))
         self.send(405)
 
     do_DELETE = do_GET
 
     def do_POST(self) -> None:
-        owner = self.server_owner
+        owner = self.owner
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"null")
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -209,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send(status, {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
 
     def modern(self, body: Json, headers: Dict[str, str]) -> None:
-        owner = self.server_owner
+        owner = self.owner
         rid, method, params = body["id"], body["method"], body.get("params") or {}
         if headers.get("mcp-protocol-version") != MODERN or headers.get("mcp-method") != method:
             return self.fail(rid, 400, -32020, "Header mismatch: MCP-Protocol-Version or Mcp-Method")
@@ -286,7 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def listen(self, rid: Any, params: Json) -> None:
-        owner = self.server_owner
+        owner = self.owner
         with owner.cond:
             owner.listens += 1
             first = owner.listens == 1
@@ -317,10 +258,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.stream()
         self.event({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}})
         self.wait_for_close()
-        self.server_owner.stream_closed.set()
+        self.owner.stream_closed.set()
 
     def wait_for_close(self) -> None:
-        owner = self.server_owner
+        owner = self.owner
         self.connection.settimeout(0.05)
         while not owner.stopping.is_set():
             try:

@@ -48,8 +48,9 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from _http_stub import StubHandler, StubServer
 from urllib.parse import urlsplit
 
 Json = Dict[str, Any]
@@ -72,7 +73,7 @@ class Record:
         return f"<{self.method} {self.path} {self.rpc_method or ''} {self.headers.get('mcp-session-id', '')}>"
 
 
-class MisbehavingServer:
+class MisbehavingServer(StubServer):
     def __init__(self, *, response: str = "json", session: bool = False,
                  status: Optional[Tuple[int, str, Dict[str, str]]] = None, delete_status: int = 200,
                  get: str = "405", get_retry_ms: Optional[int] = None, legacy: bool = False,
@@ -94,56 +95,14 @@ class MisbehavingServer:
         self.redirect_to = redirect_to
         self.hold_notifications = False
         self.reject_all_sessions = False
-        self.records: List[Record] = []
-        self.cond = threading.Condition()
-        self.stopping = threading.Event()
         self.sessions: set = set()
         self.session_count = 0
         self.pending_resumes: Dict[str, Tuple[Json, int]] = {}  # last event id -> (answer, polls left)
         self.legacy_streams: List[Any] = []  # handlers holding a legacy GET stream
         self.get_streams: List[Any] = []
-        self._sockets: List[socket.socket] = []
-        self._handler_threads: List[threading.Thread] = []
-        server = self
-
-        class Handler(_Handler):
-            owner = server
-
-        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="test-misbehaving-http", daemon=True)
-
-    def url(self, path: str = "/mcp") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def start(self) -> "MisbehavingServer":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        with self.cond:
-            sockets = list(self._sockets)
-            threads = list(self._handler_threads)
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for thread in threads:
-            thread.join(5)
-        self.httpd.server_close()
-        self._thread.join(5)
+        super().__init__(_Handler, name="test-misbehaving-http", quiet=True)
 
     # -- records ------------------------------------------------------------------------
-
-    def record(self, rec: Record) -> None:
-        with self.cond:
-            self.records.append(rec)
-            self.cond.notify_all()
 
     def wait_for(self, predicate: Callable[[Record], bool], timeout: float = 10.0, count: int = 1) -> List[Record]:
         with self.cond:
@@ -170,34 +129,13 @@ class MisbehavingServer:
             handler.send_event(message, event_id=event_id)
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # clients that drop connections on purpose are the point of these tests
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubHandler):
     owner: MisbehavingServer
-    protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-        pass
 
     def setup(self) -> None:
         super().setup()
-        with self.owner.cond:
-            self.owner._sockets.append(self.connection)
-            self.owner._handler_threads.append(threading.current_thread())
         self._lock = threading.Lock()
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        except OSError:
-            pass
-        with self.owner.cond:
-            if self.connection in self.owner._sockets:
-                self.owner._sockets.remove(self.connection)
 
     # -- writing helpers ----------------------------------------------------------------
 

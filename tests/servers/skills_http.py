@@ -35,8 +35,9 @@ import base64
 import hashlib
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional, Tuple
+
+from _http_stub import StubHandler, StubServer
 
 Json = Dict[str, Any]
 MODERN = "2026-07-28"
@@ -125,7 +126,7 @@ HOSTILE_SKILLS: List[Json] = [
 ]
 
 
-class SkillsServer:
+class SkillsServer(StubServer):
     def __init__(self, *, era: str = "modern", declare: bool = True, ttl_ms: int = 60_000,
                  page_size: int = 3, hostile: bool = False) -> None:
         self.skills = SKILLS + (HOSTILE_SKILLS if hostile else [])
@@ -136,27 +137,7 @@ class SkillsServer:
         self.page_size = page_size
         self.lock = threading.Lock()
         self.calls: List[Tuple[str, Json]] = []
-        owner = self
-
-        class Handler(_Handler):
-            server_owner = owner
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="test-skills-http", daemon=True)
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def start(self) -> "SkillsServer":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()  # joins the handler threads (block_on_close)
-        self._thread.join(5)
+        super().__init__(_Handler, name="test-skills-http")
 
     def methods(self) -> List[str]:
         with self.lock:
@@ -208,12 +189,9 @@ class SkillsServer:
         return None, {"code": -32601, "message": f"Method not found: {method}"}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server_owner: SkillsServer
+class _Handler(StubHandler):
+    owner: SkillsServer
     protocol_version = "HTTP/1.0"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-        pass
 
     def send(self, status: int, payload: Any = None) -> None:
         body = b"" if payload is None else json.dumps(payload).encode()
@@ -230,7 +208,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_DELETE = do_GET
 
     def do_POST(self) -> None:
-        owner = self.server_owner
+        owner = self.owner
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
         if "id" not in body:
             return self.send(202)

@@ -20,11 +20,11 @@ Tools
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional
+
+from _http_stub import StubHandler, StubServer
 
 Json = Dict[str, Any]
 
@@ -34,37 +34,13 @@ VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 TOOLS = [{"name": name, "description": name, "inputSchema": {"type": "object"}} for name in ("echo", "bad", "tick")]
 
 
-class _Quiet(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:  # a client that hung up
-        pass
-
-
-class SessionServer:
+class SessionServer(StubServer):
     def __init__(self, port: int = 0) -> None:
         self.sessions: set = set()
         self.seen: List[tuple] = []  # (method, session id sent or None, status answered)
         self.calls: Dict[str, int] = {}
         self.lock = threading.Lock()
-        self._sockets: List[socket.socket] = []
-        owner = self
-
-        class Handler(_Handler):
-            server_state = owner
-
-        self.httpd = _Quiet(("127.0.0.1", port), Handler)
-        self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="test-ts-session-http", daemon=True)
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def start(self) -> "SessionServer":
-        self._thread.start()
-        return self
+        super().__init__(_Handler, name="test-ts-session-http", quiet=True, port=port)
 
     def methods(self) -> List[str]:
         with self.lock:
@@ -72,33 +48,13 @@ class SessionServer:
 
     def stop(self) -> None:
         """End like a process: stop listening, cut every connection, forget the sessions."""
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().stop()
         with self.lock:
-            sockets, self._sockets = list(self._sockets), []
             self.sessions.clear()
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        self._thread.join(5)
-
-    def track(self, sock: socket.socket) -> None:
-        with self.lock:
-            self._sockets.append(sock)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_state: SessionServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-        pass
-
-    def setup(self) -> None:
-        super().setup()
-        self.server_state.track(self.connection)
+class _Handler(StubHandler):
+    owner: SessionServer
 
     def send_json(self, status: int, message: Optional[Json], headers: Optional[Dict[str, str]] = None) -> None:
         body = json.dumps(message).encode() if message is not None else b""
@@ -115,13 +71,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_json(405, None, {"Allow": "POST, DELETE"})
 
     def do_DELETE(self) -> None:
-        state = self.server_state
+        state = self.owner
         with state.lock:
             state.sessions.discard(self.headers.get("Mcp-Session-Id"))
         self.send_json(200, None)
 
     def do_POST(self) -> None:
-        state = self.server_state
+        state = self.owner
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"null")
         method = body.get("method") if isinstance(body, dict) else None
@@ -163,7 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
             text = str((params.get("arguments") or {}).get("text", ""))
             return {"result": {"content": [{"type": "text", "text": text}]}}
         if method == "tools/call" and params.get("name") == "tick":
-            state = self.server_state
+            state = self.owner
             with state.lock:
                 state.calls["tick"] = state.calls.get("tick", 0) + 1
                 count = state.calls["tick"]

@@ -1,0 +1,1 @@
+"""Tests of mcpsync's features part."""
