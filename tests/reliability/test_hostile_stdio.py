@@ -167,7 +167,13 @@ def test_a_request_flood_is_answered_by_a_bounded_pool_and_overload_errors(logs)
         assert len(workers_seen) <= 4
         client.ping()
     queued = workers._limit
-    assert stats == {"results": 4 + queued, "errors": 1000 - 4 - queued, "codes": {"-32603": 1000 - 4 - queued}}
+    # The pool holds 4 running and `queued` waiting; how many of the 4 have taken their job by
+    # the time the queue fills depends on thread start-up (seen: one fewer with the GIL off), so
+    # the answered count lies between `queued` and 4 + `queued`, and every other request is
+    # refused with -32603.
+    assert stats["results"] + stats["errors"] == 1000
+    assert queued <= stats["results"] <= 4 + queued
+    assert stats["codes"] == {"-32603": stats["errors"]}
     refusals = [w for w in warnings_from(logs, ENGINE_LOG) if "Too many server requests in flight" in w]
     assert refusals[0].endswith("refusing sampling/createMessage (1 refused so far)")
     assert len(refusals) <= 2
