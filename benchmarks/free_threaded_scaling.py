@@ -35,8 +35,9 @@ THREADS = (1, 2, 8, 64)
 
 
 def _default_python() -> Optional[str]:
-    cache = os.environ.get("MCPSYNC_PYTHON_CACHE", os.path.expanduser("~/.cache/mcpsync-python"))
-    path = os.path.join(cache, "3.13t", "bin", "python3.13t")
+    """The free-threaded venv .ci/versions --free-threaded makes (mcpsync and requests installed)."""
+    venvs = os.environ.get("MCPSYNC_VENV_CACHE", os.path.expanduser("~/.cache/mcpsync-venvs"))
+    path = os.path.join(venvs, "3.13t", "bin", "python")
     return path if os.path.exists(path) else None
 
 
@@ -116,7 +117,7 @@ def main() -> int:
 
     python = args.python or _default_python()
     if not python:
-        print("no free-threaded interpreter: run .ci/build-free-threaded-python or pass --python", file=sys.stderr)
+        print("no free-threaded venv: run .ci/versions --free-threaded, or pass --python (a 3.13t with mcpsync installed)", file=sys.stderr)
         return 2
     version = subprocess.run([python, "-VV"], capture_output=True, text=True).stdout.strip()
     print(f"interpreter: {version}; {os.cpu_count()} cores; {args.calls} calls per cell, "
