@@ -23,7 +23,6 @@ from __future__ import annotations
 import socket
 import struct
 import threading
-import time
 from typing import List, Optional, Tuple
 
 MODES = ("pass", "stall", "cut", "reset", "refused", "blackhole")
@@ -188,7 +187,9 @@ class FaultProxy:
                             dst.sendall(data)
                         break
                 if self.latency:
-                    time.sleep(self.latency)  # the fault itself: added delay per chunk
+                    # The fault itself: added delay per chunk, cut short when the proxy closes.
+                    with self._lock:
+                        self._changed.wait_for(lambda: self._closed, timeout=self.latency)
                 dst.sendall(data)
                 sent += len(data)
         except OSError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -66,18 +67,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_for_port(port: int, proc: "subprocess.Popen[bytes]", timeout: float = 30.0) -> None:
+def _wait_until_listening(proc: "subprocess.Popen[bytes]", timeout: float = 30.0) -> List[str]:
+    """Read the server's stderr until it says it is listening (the line it prints once bound);
+    returns what it wrote before. Raises RuntimeError if it exits or stays silent past ``timeout``."""
+    assert proc.stderr is not None
+    said: List[str] = []
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with code {proc.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            # no event exists for "a foreign process started listening": poll the port
-            time.sleep(0.05)
-    raise RuntimeError(f"server did not listen on port {port} within {timeout}s")
+    while True:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([proc.stderr], [], [], max(0.0, left))
+        if not ready:
+            raise RuntimeError(f"server did not say it was listening within {timeout}s: {said[-5:]}")
+        line = proc.stderr.readline().decode("utf-8", "replace").strip()
+        if not line and proc.poll() is not None:
+            raise RuntimeError(f"server exited with code {proc.returncode} before listening: {said[-5:]}")
+        said.append(line)
+        if "listening on port" in line.lower() or "running on port" in line.lower():
+            return said
 
 
 @contextmanager
@@ -86,15 +92,19 @@ def everything_http(mode: str = "streamableHttp", port: Optional[int] = None) ->
     argv = everything_argv(mode)
     port = port or free_port()
     env: Dict[str, str] = dict(os.environ, PORT=str(port))
+    # stderr is read until the server says it is listening, then left to a pipe nobody reads:
+    # server-everything writes to stderr only at start and on errors, far below a pipe's 64 KiB.
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        _wait_for_port(port, proc)
+        _wait_until_listening(proc)
         path = "/sse" if mode == "sse" else "/mcp"
         yield f"http://127.0.0.1:{port}{path}"
     finally:
         proc.kill()
         proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 if __name__ == "__main__":  # pragma: no cover - manual install: python tests/npm_peers.py
