@@ -21,7 +21,6 @@ first two words: they may hold secrets.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import re
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type, Union
@@ -45,16 +44,23 @@ Target = Union[str, Sequence[str], Mapping[str, Any], Transport]
 CLASSES: Dict[str, Type[Transport]] = {STDIO: StdioTransport, HTTP: StreamableHTTPTransport, SSE: SSETransport}
 
 
+_CO_VARKEYWORDS = 0x08  # code flag of a function taking **kwargs (inspect.CO_VARKEYWORDS)
+
+
 def options_of(cls: type) -> FrozenSet[str]:
-    """The keyword options ``cls``'s constructor takes, following ``**options`` up to its bases."""
+    """The keyword options ``cls``'s constructor takes, following ``**options`` up to its bases.
+
+    Read from the constructors' code objects, not with ``inspect`` (which `import mcpsync`
+    must not load): the keyword-only names follow the positional ones in ``co_varnames``.
+    """
     found: Set[str] = set()
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
-        if init is None:
+        code = getattr(init, "__code__", None)
+        if code is None:
             continue
-        params = inspect.signature(init).parameters.values()
-        found.update(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
-        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        found.update(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
+        if not code.co_flags & _CO_VARKEYWORDS:
             break
     return frozenset(found)
 
