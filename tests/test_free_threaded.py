@@ -22,6 +22,7 @@ import pytest
 import mcpsync
 
 from .conftest import server_argv
+from .reliability.conftest import HostileHTTP
 
 FREE_THREADED = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
 THREADS = 64
@@ -31,42 +32,15 @@ needs_gil_off = pytest.mark.skipif(
     not FREE_THREADED, reason="needs a free-threaded interpreter running with the GIL off (PYTHON_GIL=0)")
 
 
-class StressHTTP:
-    """``tests/servers/hostile_http.py stress`` in a child process (Streamable HTTP and legacy SSE)."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(server_argv("hostile_http.py", "stress"), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()  # the server prints its port first; bounded by the test timeout
-        if not line.startswith(b"PORT "):
-            self.stop()
-            raise RuntimeError(f"hostile_http.py stress did not start: {line!r}")
-        self.port = int(line.split()[1])
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def stop(self) -> None:
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                stream.close()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 @pytest.fixture
 def target() -> Iterator[Callable[[str], object]]:
     """Yields a factory: transport name -> what ``mcpsync.connect`` takes for the stress server."""
-    servers: List[StressHTTP] = []
+    servers: List[HostileHTTP] = []
 
     def make(kind: str) -> object:
         if kind == "stdio":
             return server_argv("hostile_stdio.py", "stress")
-        server = StressHTTP()
+        server = HostileHTTP("stress")
         servers.append(server)
         if kind == "streamable-http":
             return server.url("/mcp")
