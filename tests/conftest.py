@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -205,3 +205,18 @@ def era_http() -> Iterator[Callable[[str], Any]]:
     yield make
     for server in servers:
         server.stop()
+
+
+def call_in_thread(fn: Callable[[], Any]) -> "Tuple[threading.Thread, Dict[str, Any]]":
+    """Start ``fn()`` on a thread of its own; the dict gets its ``result`` or its ``error``."""
+    outcome: Dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = fn()
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="test-call")
+    thread.start()
+    return thread, outcome

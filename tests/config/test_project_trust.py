@@ -17,7 +17,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -343,13 +343,15 @@ def test_the_cli_trust_project_flag_starts_them_for_one_run(clone: Clone, sh: Sh
     assert sh.run("servers").stdout.splitlines()[1].split()[1] == "untrusted"  # nothing was recorded
 
 
-def test_the_cli_asks_on_a_terminal_and_remembers_a_yes(clone: Clone, sh: Shell) -> None:
+def _tools_on_a_terminal(clone: "Clone", sh: "Shell", answer: bytes) -> "Tuple[int, str, str]":
+    """Run ``mcpsync tools`` in the clone with a pseudo-terminal as stdin and stderr, ``answer``
+    typed ahead (the terminal holds it until mcpsync reads it). Returns the exit code, what the
+    terminal showed and what went to stdout."""
     import pty
 
-    project = write(clone.repo / ".mcp.json", {"mcpServers": {"evil": clone.evil("mcp")}})
     master, slave = pty.openpty()
     try:
-        os.write(master, b"y\n")  # typed ahead: the terminal holds it until mcpsync reads its answer
+        os.write(master, answer)
         proc = subprocess.Popen([sys.executable, "-m", "mcpsync", "tools"], cwd=clone.repo, env=sh.env,
                                 stdin=slave, stderr=slave, stdout=subprocess.PIPE)
     finally:
@@ -368,8 +370,13 @@ def test_the_cli_asks_on_a_terminal_and_remembers_a_yes(clone: Clone, sh: Shell)
     assert proc.stdout is not None
     with proc.stdout:
         output = proc.stdout.read().decode()
-    assert proc.wait(60) == 0
-    terminal = shown.decode(errors="replace")
+    return proc.wait(60), shown.decode(errors="replace"), output
+
+
+def test_the_cli_asks_on_a_terminal_and_remembers_a_yes(clone: Clone, sh: Shell) -> None:
+    project = write(clone.repo / ".mcp.json", {"mcpServers": {"evil": clone.evil("mcp")}})
+    code, terminal, output = _tools_on_a_terminal(clone, sh, answer=b"y\n")
+    assert code == 0
     assert f"{project} is a project config file" in terminal and "Trust this file" in terminal
     assert SECRET not in terminal
     assert "evil" in output and clone.started() == [f"mcp-{SECRET}"]
@@ -493,34 +500,11 @@ def test_a_project_folder_linked_to_the_users_own_is_the_projects_file(clone: Cl
 def test_the_cli_question_on_a_terminal_cannot_be_spoofed_by_an_env_value(clone: Clone, sh: Shell) -> None:
     """Issue 20, item 2, end to end: the real command asks on a real terminal; the env value that
     would erase the command's line and print a harmless one is shown escaped, and "n" runs nothing."""
-    import pty
-
     fake = "evil: runs npx -y @modelcontextprotocol/server-filesystem ."
     write(clone.repo / ".mcp.json", {"mcpServers": {"evil": {
         **clone.evil("mcp"), "env": {"PAD": "\x1b[1A\x1b[2K\r  " + fake}}}})
-    master, slave = pty.openpty()
-    try:
-        os.write(master, b"n\n")
-        proc = subprocess.Popen([sys.executable, "-m", "mcpsync", "tools"], cwd=clone.repo, env=sh.env,
-                                stdin=slave, stderr=slave, stdout=subprocess.PIPE)
-    finally:
-        os.close(slave)
-    shown = b""
-    try:
-        while True:
-            chunk = os.read(master, 4096)
-            if not chunk:
-                break
-            shown += chunk
-    except OSError:  # EIO once mcpsync has exited and the terminal is drained
-        pass
-    finally:
-        os.close(master)
-    assert proc.stdout is not None
-    with proc.stdout:
-        proc.stdout.read()
-    assert proc.wait(60) == 3  # nothing trusted: no server to start
-    terminal = shown.decode()
+    code, terminal, _output = _tools_on_a_terminal(clone, sh, answer=b"n\n")
+    assert code == 3  # nothing trusted: no server to start
     assert "\x1b" not in terminal and "\r  evil" not in terminal
     runs = [line for line in terminal.splitlines() if line.lstrip().startswith("evil: runs ")]
     assert len(runs) == 1 and "slow_start.py" in runs[0] and "--marker" in runs[0]

@@ -27,7 +27,7 @@ import pytest
 import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 
-from ..conftest import require_sdk, until
+from ..conftest import call_in_thread, require_sdk, until
 from ..faultproxy import FaultProxy
 from ..npm_peers import everything_http, free_port
 
@@ -38,20 +38,6 @@ require_sdk()
 import era_sdk_server  # noqa: E402
 
 PATIENT = ReconnectPolicy(initial_delay=0.05, max_delay=0.2, jitter=0.0, max_attempts=1000, window=60)
-
-
-def call_in_thread(fn: Callable[[], Any]) -> "Tuple[threading.Thread, Dict[str, Any]]":
-    outcome: Dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["result"] = fn()
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=run, name="test-call")
-    thread.start()
-    return thread, outcome
 
 
 def assert_lost_once(outcome: Dict[str, Any]) -> mcpsync.TransportClosed:

@@ -19,7 +19,7 @@ import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 from mcpsync.transports import StreamableHTTPTransport
 
-from ..conftest import require_sdk, until
+from ..conftest import call_in_thread, require_sdk, until
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "servers"))
 
@@ -80,20 +80,6 @@ def restartable() -> Iterator[Callable[..., Any]]:
 
 def state_is(name: str, state: str) -> Callable[[Dict[str, Any]], bool]:
     return lambda status: status[name].state == state
-
-
-def call_in_thread(fn: Callable[[], Any]) -> "tuple[threading.Thread, Dict[str, Any]]":
-    outcome: Dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["result"] = fn()
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=run, name="test-call")
-    thread.start()
-    return thread, outcome
 
 
 # -- a plain Client -------------------------------------------------------------------------------
