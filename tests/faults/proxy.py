@@ -14,12 +14,18 @@ connection to ``127.0.0.1:<upstream_port>``. A test switches faults at run time:
     order (FIN).
 ``reset(trigger=...)``
     once triggered, at the first response byte the client's socket is reset (RST: SO_LINGER 0).
-``refuse()``
-    the listener is closed (a connect is refused) and every open connection is reset, as when a
-    server goes away.
+``reject()``
+    every new connection is reset (RST) as soon as it is accepted, before a byte is read or
+    forwarded (a port that answers, then drops everything); open connections are left alone.
+``refuse(links="reset")``
+    the listener is closed (a connect is refused), as when a server goes away; its open
+    connections are reset (``"reset"``: RST), closed in order (``"close"``: FIN, as when a killed
+    server's kernel closes them) or left alone (``"keep"``: they end when the server closes them).
 ``black_hole()``
     connections are accepted and their bytes read and dropped: nothing reaches the server and
     nothing comes back (open connections too, from now on).
+``drop()``
+    closes every open connection in order (FIN), whatever the fault; new ones are not affected.
 ``heal()``
     back to plain forwarding: the listener is opened again on the same port, stalled connections
     flow again; connections that were cut or reset stay closed.
@@ -48,8 +54,10 @@ class _Fault:
     """One fault setting; replaced whole (never mutated) when the test switches."""
 
     def __init__(self, kind: str = "none", trigger: Optional[bytes] = None, after: int = 0,
-                 delay: float = 0.0, target: Optional[bytes] = None, body: bool = False) -> None:
+                 delay: float = 0.0, target: Optional[bytes] = None, body: bool = False,
+                 links: str = "reset") -> None:
         self.kind = kind
+        self.links = links  # under "refuse": what becomes of the open connections
         self.body = body
         self.trigger = trigger
         self.after = after
@@ -73,6 +81,7 @@ class _Link:
         # under a body-counted cut: the response bytes forwarded so far, until its head ended (then None)
         self.head_seen: Optional[bytes] = b""
         self.closed = False
+        self.dropping = False  # set by FaultProxy.drop(): the link closes itself (FIN) at its next look
         self.thread = threading.Thread(target=self._run, name="test-fault-proxy-link", daemon=True)
 
     def _arm(self, fault: _Fault, chunk: Optional[bytes]) -> None:
@@ -103,18 +112,26 @@ class _Link:
 
     def _pump(self) -> None:
         proxy = self.proxy
+        if proxy.current().kind == "reject":
+            self.reset()
+            return
         if proxy.current().kind != "black_hole":
-            self.upstream = socket.create_connection(("127.0.0.1", proxy.upstream_port), timeout=5)
+            try:
+                self.upstream = socket.create_connection(("127.0.0.1", proxy.upstream_port), timeout=5)
+            except OSError:  # the server is down: the client sees its connection reset
+                self.reset()
+                return
             self.upstream.settimeout(None)
         with selectors.DefaultSelector() as sel:
             sel.register(self.client, selectors.EVENT_READ)
             if self.upstream is not None:
                 sel.register(self.upstream, selectors.EVENT_READ)
-            while not proxy.stopping.is_set() and not self.closed:
+            while not proxy.stopping.is_set() and not self.closed and not self.dropping:
                 fault = proxy.current()
-                if fault.kind == "refuse":
-                    self.reset()
-                    return
+                if fault.kind == "refuse" and fault.links != "keep":
+                    if fault.links == "reset":
+                        self.reset()
+                    return  # "close": the finally closes both sockets in order
                 self._arm(fault, None)
                 if self.fault is not None and self.fault.kind == "stall" and fault.kind == "stall":
                     proxy.changed.wait(_TICK)  # forward nothing until the fault is switched
@@ -238,17 +255,34 @@ class FaultProxy:
     def reset(self, trigger: Optional[bytes] = b"\"tools/call\"", target: Optional[bytes] = None) -> "FaultProxy":
         return self._switch(_Fault("reset", trigger, target=target))
 
+    def reject(self) -> "FaultProxy":
+        return self._switch(_Fault("reject"))
+
     def black_hole(self) -> "FaultProxy":
         return self._switch(_Fault("black_hole"))
 
-    def refuse(self) -> "FaultProxy":
-        self._switch(_Fault("refuse"))
+    def refuse(self, links: str = "reset") -> "FaultProxy":
+        assert links in ("reset", "close", "keep"), links
+        self._switch(_Fault("refuse", links=links))
         self._close_listener()
+        if links != "keep":
+            self._join_links()  # each link resets or closes itself on its own thread (no socket closed under another)
+        return self
+
+    def drop(self) -> "FaultProxy":
+        """Close every open connection in order (FIN), each on its own thread; the fault stays as it is."""
         with self._lock:
             links = list(self._links)
-        for link in links:  # each link resets itself on its own thread (no socket closed under another)
-            link.thread.join(5)
+        for link in links:
+            link.dropping = True
+        self._join_links()
         return self
+
+    def _join_links(self) -> None:
+        with self._lock:
+            links = list(self._links)
+        for link in links:
+            link.thread.join(5)
 
     def heal(self) -> "FaultProxy":
         refused = self.current().kind == "refuse"

@@ -132,3 +132,42 @@ def test_refused_until_healed_on_the_same_port(echo_proxy: FaultProxy) -> None:
     with connect(echo_proxy) as sock:
         sock.sendall(b"back")
         assert sock.recv(100) == b"ok:back"
+
+
+def test_a_rejected_connection_is_reset_before_anything_reaches_the_server(echo_proxy: FaultProxy) -> None:
+    echo_proxy.reject()
+    with pytest.raises(ConnectionResetError):  # at the connect, the send or the read: whichever the RST meets
+        with connect(echo_proxy) as sock:
+            sock.sendall(b'"tools/call"')
+            sock.recv(100)
+    assert echo_proxy.requests(b"tools/call") == 0
+    echo_proxy.heal()
+    with connect(echo_proxy) as sock:
+        sock.sendall(b"back")
+        assert sock.recv(100) == b"ok:back"
+
+
+def test_drop_closes_the_open_connections_in_order_and_leaves_new_ones_alone(echo_proxy: FaultProxy) -> None:
+    with connect(echo_proxy) as sock:
+        sock.sendall(b"a")
+        assert sock.recv(100) == b"ok:a"
+        echo_proxy.drop()
+        assert sock.recv(100) == b""  # FIN, not RST
+    with connect(echo_proxy) as sock:
+        sock.sendall(b"b")
+        assert sock.recv(100) == b"ok:b"
+
+
+@pytest.mark.parametrize("links", ["close", "keep"])
+def test_a_refusal_closes_or_keeps_the_open_connections(echo_proxy: FaultProxy, links: str) -> None:
+    with connect(echo_proxy) as sock:
+        sock.sendall(b"a")
+        assert sock.recv(100) == b"ok:a"
+        echo_proxy.refuse(links=links)
+        with pytest.raises(ConnectionRefusedError):
+            connect(echo_proxy)
+        if links == "close":
+            assert sock.recv(100) == b""  # FIN, as when a killed server's kernel closes its sockets
+        else:
+            sock.sendall(b"still")
+            assert sock.recv(100) == b"ok:still"

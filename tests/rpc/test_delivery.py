@@ -7,9 +7,9 @@ must have reached a server exactly once: mcpsync sends a request again only when
 of it left (the delivery ledger, ``mcpsync/_rpc/delivery.py``).
 
 Peers: the TypeScript SDK's ``server-everything`` (really killed and restarted on the same
-port), the official ``mcp`` SDK's server in every HTTP flavour behind ``tests/faultproxy.py``
-(which counts the ``tools/call`` bytes that reach the server, and plays the server's death:
-every connection dropped, connects refused), and a FakeServer over stdio killed with SIGKILL
+port), the official ``mcp`` SDK's server in every HTTP flavour behind ``tests/faults/proxy.py``
+(which counts the ``tools/call`` requests that reach the server, and plays the server's death:
+every connection closed, connects refused), and a FakeServer over stdio killed with SIGKILL
 (it counts its runs in a file).
 """
 
@@ -27,8 +27,8 @@ import pytest
 import mcpsync
 from mcpsync import Manager, ReconnectPolicy
 
-from ..conftest import call_in_thread, require_sdk, until
-from ..faultproxy import FaultProxy
+from ..conftest import LogWatch, call_in_thread, require_sdk, until
+from ..faults.proxy import FaultProxy
 from ..npm_peers import everything_http, free_port
 
 SERVERS = Path(__file__).parent.parent / "servers"
@@ -38,6 +38,12 @@ require_sdk()
 import era_sdk_server  # noqa: E402
 
 PATIENT = ReconnectPolicy(initial_delay=0.05, max_delay=0.2, jitter=0.0, max_attempts=1000, window=60)
+TS_TOOL = b'"trigger-long-running-operation"'
+
+
+def calls(proxy: FaultProxy, marker: bytes = b'"tools/call"') -> int:
+    """How many requests carrying ``marker`` the proxy delivered to the server (what it may have run)."""
+    return proxy.requests(marker)
 
 
 def assert_lost_once(outcome: Dict[str, Any]) -> mcpsync.TransportClosed:
@@ -137,8 +143,8 @@ def proxied() -> Iterator[Callable[[str], Tuple[FaultProxy, Dict[str, Any]]]]:
         start, path, kind, _protocol = FLAVOURS[flavour]
         port, stop = start()
         stops.append(stop)
-        proxy = FaultProxy(("127.0.0.1", port))
-        stops.append(proxy.close)
+        proxy = FaultProxy(port).start()
+        stops.append(proxy.stop)
         config: Dict[str, Any] = {"url": proxy.url(path)}
         if kind is not None:
             config["type"] = kind
@@ -149,53 +155,72 @@ def proxied() -> Iterator[Callable[[str], Tuple[FaultProxy, Dict[str, Any]]]]:
         stop()
 
 
-def client_options(flavour: str) -> Dict[str, Any]:
+def client_options(flavour: str, began: threading.Event) -> Dict[str, Any]:
+    """The client's options for ``flavour``; ``began`` is set once the call's response stream has begun
+    where the server streams an event first (the scripted modern server's block), at once elsewhere."""
     protocol = FLAVOURS[flavour][3]
-    return {"protocol": protocol} if protocol else {}
+    options: Dict[str, Any] = {"protocol": protocol} if protocol else {}
+    if flavour == "http-modern-sse-started":
+        options["logging_handler"] = lambda _message: began.set()  # block's one event is a log message
+    else:
+        began.set()
+    return options
 
 
-# The scripted modern server does not list its block tool, so a manager cannot call it.
-@pytest.mark.parametrize("flavour", sorted(set(FLAVOURS) - {"http-modern-sse-started"}))
+def resent_as_the_spec_requires(flavour: str, logs: LogWatch) -> None:
+    """Where the stream had begun (2026-07-28), the call was sent once more (the spec's resend) and refused."""
+    if flavour == "http-modern-sse-started":
+        assert any("sending the request again with a new id" in text for text in logs.messages("mcpsync")), \
+            logs.messages("mcpsync")[-10:]
+
+
+@pytest.mark.parametrize("flavour", sorted(FLAVOURS))
 def test_a_managed_http_call_whose_server_dies_is_not_sent_again(
-        proxied: Callable[[str], Tuple[FaultProxy, Dict[str, Any]]], flavour: str) -> None:
+        proxied: Callable[[str], Tuple[FaultProxy, Dict[str, Any]]], flavour: str, logs: LogWatch) -> None:
     proxy, config = proxied(flavour)
+    began = threading.Event()
     with Manager({"mcpServers": {"web": config}}, cache=False, reconnect=PATIENT,
-                 client_options=client_options(flavour)) as manager:
+                 client_options=client_options(flavour, began)) as manager:
         assert manager.call_tool("mcp_web_echo", {"text": "before"}).text == "before"
-        before = proxy.seen
+        before = calls(proxy)
         thread, outcome = call_in_thread(lambda: manager.call_tool("mcp_web_block", {"seconds": 30}, timeout=30))
         try:
-            until(lambda: proxy.seen == before + 1)  # the request reached the server
-            proxy.set("refused", drop=True)  # the server dies: its connections end, connects are refused
+            until(lambda: calls(proxy) == before + 1)  # the request reached the server
+            assert began.wait(10), "the response stream did not begin"
+            proxy.refuse(links="close")  # the server dies: its connections end, connects are refused
             # It stays down until the call has ended: a call that waited for the reconnect instead
             # of failing at once would end in ServerNotConnected or its own RequestTimeout, never
             # in the lost family asserted below (an order, not a wall time).
             thread.join(60)
         finally:
-            proxy.set("pass")  # and comes back
+            proxy.heal()  # and comes back
             thread.join(30)
         assert not thread.is_alive()
         assert_lost_once(outcome)
-        assert proxy.seen == before + 1, "the call reached the server twice"
+        assert calls(proxy) == before + 1, "the call reached the server twice"
+        resent_as_the_spec_requires(flavour, logs)
         until(lambda: manager.server_status("web").state == "connected", 20)
         assert manager.call_tool("mcp_web_echo", {"text": "after"}).text == "after"
 
 
 @pytest.mark.parametrize("flavour", sorted(FLAVOURS))
 def test_a_client_call_whose_server_dies_raises_the_one_family(
-        proxied: Callable[[str], Tuple[FaultProxy, Dict[str, Any]]], flavour: str) -> None:
+        proxied: Callable[[str], Tuple[FaultProxy, Dict[str, Any]]], flavour: str, logs: LogWatch) -> None:
     proxy, config = proxied(flavour)
-    with mcpsync.connect(dict(config, name="web"), **client_options(flavour)) as client:
+    began = threading.Event()
+    with mcpsync.connect(dict(config, name="web"), **client_options(flavour, began)) as client:
         assert client.call_tool("echo", {"text": "before"}).text == "before"
-        before = proxy.seen
+        before = calls(proxy)
         thread, outcome = call_in_thread(lambda: client.call_tool("block", {"seconds": 30}, timeout=30))
         try:
-            until(lambda: proxy.seen == before + 1)
-            proxy.set("refused", drop=True)
+            until(lambda: calls(proxy) == before + 1)
+            assert began.wait(10), "the response stream did not begin"
+            proxy.refuse(links="close")
         finally:
             thread.join(30)
         assert_lost_once(outcome)
-        assert proxy.seen == before + 1
+        assert calls(proxy) == before + 1
+        resent_as_the_spec_requires(flavour, logs)
 
 
 # -- the TypeScript SDK's server-everything, really killed and restarted ----------------------------
@@ -205,7 +230,8 @@ def test_server_everything_killed_mid_call_through_a_manager_runs_the_tool_once(
     """The case found: a 4 s tool, the server killed 1 s in and restarted on the same port. The manager
     used to send the call again to the new process (a failed resume was taken for "never sent")."""
     port = free_port()
-    with FaultProxy(("127.0.0.1", port), watch=b'"trigger-long-running-operation"') as proxy:
+    proxy = FaultProxy(port).start()
+    try:
         outcome: Dict[str, Any] = {}
         thread: Optional[threading.Thread] = None
         progressed = threading.Event()
@@ -218,23 +244,26 @@ def test_server_everything_killed_mid_call_through_a_manager_runs_the_tool_once(
                     tool.qualified_name, {"duration": 4, "steps": 4}, timeout=30,
                     on_progress=lambda *_args: progressed.set()))
                 assert progressed.wait(20), "no progress from the tool"  # 1 s in: it runs, its stream has ids
-                proxy.set("refused")  # while it is down, connects are refused, as to a dead port
+                # while it is down, connects are refused, as to a dead port; the open ones end with the server
+                proxy.refuse(links="keep")
             except BaseException:
                 manager.close()
                 raise
         try:  # killed (the context's end)
             until(lambda: "error" in outcome or manager.server_status("ev").state == "reconnecting", 20)
-            proxy.set("pass")
+            proxy.heal()
             with everything_http(port=port):  # restarted on the same port
                 assert thread is not None
                 thread.join(30)
                 error = assert_lost_once(outcome)
-                assert proxy.seen == 1, "the tool call reached a server twice"
+                assert calls(proxy, TS_TOOL) == 1, "the tool call reached a server twice"
                 assert "may have run" in str(error) or isinstance(error, mcpsync.ConnectionLost)
                 until(lambda: manager.server_status("ev").state == "connected", 30)
                 assert manager.call_tool(tool.qualified_name, {"duration": 0, "steps": 1}, timeout=30)
         finally:
             manager.close()
+    finally:
+        proxy.stop()
 
 
 # -- stdio: a FakeServer killed with SIGKILL -------------------------------------------------------
@@ -266,7 +295,8 @@ def test_server_everything_killed_mid_call_fails_a_plain_client_call_as_may_have
     (it used to raise a bare ConnectError, which a manager takes for a request that never left)."""
     port = free_port()
     progressed = threading.Event()
-    with FaultProxy(("127.0.0.1", port), watch=b'"trigger-long-running-operation"') as proxy:
+    proxy = FaultProxy(port).start()
+    try:
         with everything_http(port=port):
             client = mcpsync.connect({"name": "ev", "url": proxy.url()})
             thread, outcome = call_in_thread(lambda: client.call_tool(
@@ -274,7 +304,7 @@ def test_server_everything_killed_mid_call_fails_a_plain_client_call_as_may_have
                 on_progress=lambda *_args: progressed.set()))
             try:
                 assert progressed.wait(20), "no progress from the tool"
-                proxy.set("refused")
+                proxy.refuse(links="keep")
             except BaseException:
                 client.close()
                 raise
@@ -282,7 +312,9 @@ def test_server_everything_killed_mid_call_fails_a_plain_client_call_as_may_have
             thread.join(30)
             error = assert_lost_once(outcome)
             assert isinstance(error, mcpsync.ConnectionLost)
-            assert proxy.seen == 1
+            assert calls(proxy, TS_TOOL) == 1
+    finally:
+        proxy.stop()
 
 
 def test_a_client_call_whose_stdio_server_is_killed_raises_the_one_family(tmp_path: Path) -> None:

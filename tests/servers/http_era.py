@@ -8,7 +8,7 @@ Modes
               empty body; initialize (2025-11-25), tools/list and tools/call echo work as usual
   modern      a 2026-07-28 server (JSON answers; every error with its 4xx status):
                 server/discover, tools/list (echo, route with x-mcp-header Region, bad with an
-                invalid x-mcp-header, ``naïve tool``), tools/call:
+                invalid x-mcp-header, ``naïve tool``, ask_route, block), tools/call:
                   echo(text)      the text
                   route(region, limit, flag)  400 -32020 unless the Mcp-Param-* headers match; the
                                   first call fails with -32020 anyway, as if the schema had just
@@ -55,6 +55,7 @@ TOOLS = [
     {"name": "naïve tool", "inputSchema": {"type": "object"}},
     {"name": "ask_route", "inputSchema": {"type": "object", "properties": {
         "region": {"type": "string", "x-mcp-header": "Region"}}}},
+    {"name": "block", "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
 ]
 
 
