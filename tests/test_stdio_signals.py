@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Dict, Iterator, List, Optional
 
 import pytest
@@ -178,6 +179,47 @@ def test_a_client_ended_by_a_signal_takes_its_servers_helpers_with_it(running: L
     assert client.proc.wait(20) == -signum  # Python ends by the signal, SIGINT included (since 3.8)
     until(lambda: not alive(server), timeout=10)  # the server saw its stdin close, and exited
     until(lambda: not alive(helper), timeout=10)  # and its group was ended
+
+
+# A server that starts a helper in its group, writes the helper's number to a file, and exits when its stdin ends.
+LEADER = """
+import subprocess, sys
+helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL)
+with open(sys.argv[1] + ".tmp", "w") as out:
+    out.write(str(helper.pid))
+import os
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+sys.stdin.read()
+"""
+
+
+def test_a_server_is_guarded_before_the_client_can_use_it(running: List[Running], tmp_path: Path) -> None:
+    """The client waits until its watchdog has seen the server. A watchdog that read the server's
+    line only after the server had exited (a busy machine, the client killed meanwhile) cannot
+    tell its group from another that took its number, so it never ended the server's helpers:
+    the whole suite under load once left a helper running this way."""
+    ready = tmp_path / "helper"
+    code = PREAMBLE + f"""
+from mcpsync.transports import _process
+proc = _process.spawn([sys.executable, "-c", {LEADER!r}, {str(ready)!r}], dict(os.environ), None, grace=0.5)
+print(proc.pid, _process.WATCHDOG.pid, flush=True)
+sys.stdin.read()
+"""
+    client = Running(code)
+    running.append(client)
+    server, watchdog = client.pids(2)
+    os.kill(watchdog, signal.SIGSTOP)  # from here on the watchdog is not scheduled, as on a busy machine
+    try:
+        until(ready.exists)
+        helper = int(ready.read_text())
+        client.started.append(helper)
+        client.proc.kill()  # the client dies; its server sees its stdin close and exits
+        assert client.proc.wait(20) == -signal.SIGKILL
+        until(lambda: not alive(server), timeout=10)
+    finally:
+        os.kill(watchdog, signal.SIGCONT)
+    until(lambda: not alive(helper), timeout=10)  # the watchdog, scheduled again, ended the group
 
 
 def test_every_server_of_a_killed_client_is_ended_by_its_one_watchdog(running: List[Running]) -> None:

@@ -31,6 +31,8 @@ log = logging.getLogger("mcpsync.transport.stdio")
 WATCHDOG_ENV = "MCPSYNC_WATCHDOG"
 #: How long closing the last guarded server waits for the watchdog to exit before killing it.
 _RETIRE_TIMEOUT = 5.0
+#: How long guarding a server waits for the watchdog to say it has seen the server (see Watchdog.guard).
+_ANSWER_TIMEOUT = 5.0
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*(-[a-z]+)?$")
 
 #: Variables a stdio server inherits from the parent unless ``inherit_env=True``.
@@ -193,8 +195,7 @@ def _python() -> Optional[str]:
 class Watchdog:
     """This process's one watchdog process (see :mod:`._watchdog`): started when the first
     server is guarded, told about each server's group, and ended once the last one is
-    forgotten (its stdin closed, then reaped once its stdout, never written, reaches end of
-    file). A watchdog found dead is replaced, and told about every group. In a forked child
+    forgotten (its stdin closed, then reaped once its stdout reaches end of file). A watchdog found dead is replaced, and told about every group. In a forked child
     the parent's watchdog is the parent's: the child closes its copy of the pipe (so the
     parent's death is still seen) and starts its own when it needs one.
 
@@ -211,6 +212,7 @@ class Watchdog:
         self._busy = False
         self._later: List[int] = []
         self._warned = False
+        self._answers = b""  # what the watchdog wrote on its stdout and was not yet read as answers
 
     @property
     def pid(self) -> Optional[int]:
@@ -227,12 +229,17 @@ class Watchdog:
 
         ``leader_started`` is when the group's leader started (:func:`._watchdog.leader_start`,
         read right after it was started); without it the watchdog never signals the group.
+        Returns once the watchdog has answered that it looked at the leader (at most
+        ``_ANSWER_TIMEOUT`` seconds): a watchdog that reads the line only after the server
+        has exited cannot tell its group from another that took its number, so it would never
+        end it, and a busy machine can delay the watchdog past a client's whole life.
         """
         with self._mine():
             self._busy = True
             try:
                 self._groups[pgid] = (grace, leader_started)
                 self._send(_guard_line(pgid, grace, leader_started))
+                self._answered(pgid)
                 self._catch_up()
             finally:
                 self._busy = False
@@ -258,11 +265,38 @@ class Watchdog:
         self._groups = {}
         self._later = []
         self._busy = False
+        self._answers = b""
         self._owner = os.getpid()
         if proc is not None:
             setattr(proc, "_child_created", False)  # not this process's child: never wait for it
             close_copy(proc.stdin)
             close_copy(proc.stdout)
+
+    def _answered(self, pgid: int) -> None:
+        """Wait, bounded, for the watchdog's answer to the ``+`` line of ``pgid`` (answers to others are dropped)."""
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            return
+        want = b"%d" % pgid
+        deadline = time.monotonic() + _ANSWER_TIMEOUT
+        try:
+            fd = proc.stdout.fileno()
+            poller = select.poll()  # not select.select: it fails for descriptors over 1023
+            poller.register(fd, select.POLLIN)
+            while True:
+                *lines, self._answers = self._answers.split(b"\n")
+                if want in lines:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0 or not poller.poll(left * 1000):
+                    log.debug("The watchdog did not answer within %.0f s for the group of %d", _ANSWER_TIMEOUT, pgid)
+                    return
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    return  # it exited: the next line sent starts another, told about every group
+                self._answers += chunk
+        except (OSError, ValueError):
+            return
 
     def _mine(self) -> "threading.RLock":
         if self._owner != os.getpid():  # forked without the at-fork hook (a raw fork from C)
@@ -326,6 +360,7 @@ class Watchdog:
             self._warn(str(exc))
             return None
         self._proc = proc
+        self._answers = b""
         log.debug("Started the stdio servers' watchdog (pid %d)", proc.pid)
         return proc
 
@@ -354,8 +389,8 @@ class Watchdog:
         if proc is None:
             return
         close_copy(proc.stdin)
-        # The watchdog never writes on its stdout: its end of file is the watchdog's exit,
-        # seen at once (Popen.wait with a timeout would poll).
+        # The watchdog writes on its stdout only its answers: its end of file is the watchdog's
+        # exit, seen at once (Popen.wait with a timeout would poll).
         exited = _ends_within(proc.stdout, _RETIRE_TIMEOUT)
         try:
             proc.wait(1.0 if exited else 0.0)
@@ -381,13 +416,20 @@ def _group_exists(pgid: int) -> bool:
 
 
 def _ends_within(stream: "Optional[IO[bytes]]", timeout: float) -> bool:
-    """Whether the pipe ``stream`` (never written to) reaches end of file within ``timeout``."""
+    """Whether the pipe ``stream`` reaches end of file within ``timeout`` (what comes before it is dropped)."""
     if stream is None:
         return True
+    deadline = time.monotonic() + timeout
     try:
+        fd = stream.fileno()
         poller = select.poll()  # not select.select: it fails for descriptors over 1023
-        poller.register(stream.fileno(), select.POLLIN)
-        return bool(poller.poll(timeout * 1000))
+        poller.register(fd, select.POLLIN)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(left * 1000):
+                return False
+            if not os.read(fd, 4096):
+                return True
     except (OSError, ValueError):
         return True
 

@@ -15,8 +15,12 @@ With no group left to guard, the client closes the pipe and the watchdog exits a
 The lines on stdin: ``+ PGID GRACE START`` guards a group, ``- PGID`` forgets it. START is
 when the group's leader (the server, whose pid is the group's number) started, as
 ``/proc/PID/stat`` gives it: the client reads it right after starting the server, while the
-server is its unreaped child, so its number cannot yet belong to anyone else. SIGTERM and
-SIGHUP to the watchdog end its groups at once, as end of file does.
+server is its unreaped child, so its number cannot yet belong to anyone else. The watchdog
+answers each ``+`` line with ``PGID`` and a newline on its stdout once it has looked at the
+leader, and the client waits for that answer before it uses the server: a watchdog that read
+the line only after the leader had exited (a busy machine, the client killed meanwhile) would
+never have seen it run, and so could never end its group. SIGTERM and SIGHUP to the watchdog
+end its groups at once, as end of file does.
 
 The watchdog never signals a group whose leader it could not identify (:meth:`Guarded.identified`):
 the process under the group's number must have started at START; or, once the leader has
@@ -151,17 +155,30 @@ class Guarded:
         return self.seen
 
 
-def apply(groups: Dict[int, Guarded], line: bytes) -> None:
-    """Take one line of the protocol; a malformed one is ignored."""
+def apply(groups: Dict[int, Guarded], line: bytes) -> Optional[int]:
+    """Take one line of the protocol; a malformed one is ignored.
+
+    Returns the group number of a ``+`` line (to be answered: its leader has been looked at), else None.
+    """
     words = line.split()
     try:
-        if len(words) == 4 and words[0] == b"+" and words[3].isdigit():
+        if len(words) == 4 and words[0] == b"+":
             pgid = int(words[1])
-            if pgid > 1:
+            if pgid > 1 and words[3].isdigit():
                 groups[pgid] = Guarded(pgid, max(0.0, float(words[2])), words[3].decode("ascii"))
-        elif len(words) == 2 and words[0] == b"-":
+            return pgid
+        if len(words) == 2 and words[0] == b"-":
             groups.pop(int(words[1]), None)
     except ValueError:
+        pass
+    return None
+
+
+def answer(pgid: int) -> None:
+    """Tell the client its ``+ PGID`` line was taken (on stdout; a client gone meanwhile is no error)."""
+    try:
+        os.write(1, b"%d\n" % pgid)
+    except OSError:
         pass
 
 
@@ -224,7 +241,9 @@ def main() -> int:
                     break  # the client is gone (or closed the pipe: then nothing is guarded)
                 *lines, pending = (pending + chunk).split(b"\n")
                 for line in lines:
-                    apply(groups, line)
+                    taken = apply(groups, line)
+                    if taken is not None:
+                        answer(taken)
             if time.monotonic() - last_prune >= PRUNE_EVERY:
                 prune(groups)
                 last_prune = time.monotonic()
