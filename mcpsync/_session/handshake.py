@@ -118,7 +118,8 @@ class Handshake:
             if alternate is None:
                 raise
             alternate.timeout = transport.timeout
-            session.transport = transport = alternate
+            session.use(alternate)
+            transport = alternate
             try:
                 prepare(transport)
                 transport.open(deadline)
@@ -171,15 +172,14 @@ class Handshake:
 
     def initialize(self, session: Session, version: str, exact: bool, options: CallOptions) -> None:
         """The legacy handshake, asking for ``version`` (and only accepting it, when ``exact``)."""
-        transport = session.transport
         session.legacy_ask = (version, exact)
         self._asked = version
-        transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
+        session.speak(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
         result = telemetry.request(session, INITIALIZE, params, options)
         self._accept_initialize(session, result, version if exact else None)
-        transport.set_protocol_version(str(session.protocol_version))
+        session.speak(str(session.protocol_version))
         telemetry.notify(session, NOTIFY_INITIALIZED)
 
     def _accept_initialize(self, session: Session, result: Any, exact: Optional[str]) -> None:
@@ -197,8 +197,7 @@ class Handshake:
 
     def discover(self, session: Session, version: str, options: CallOptions) -> JSONObject:
         """``server/discover`` at ``version`` (the first modern request, or the stdio probe)."""
-        transport = session.transport
-        transport.set_protocol_version(version)
+        session.speak(version)
         self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
         result = telemetry.request(session, SERVER_DISCOVER, params, options)
@@ -210,7 +209,7 @@ class Handshake:
         """Become modern at ``version``, described by a DiscoverResult (None: the server gave none)."""
         session.plain_tool_calls = False
         session.protocol_version = version
-        session.transport.set_protocol_version(version)
+        session.speak(version)
         if result is None:
             session.capabilities_known = False
             return
