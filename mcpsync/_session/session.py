@@ -48,6 +48,7 @@ from . import mrtr as _mrtr
 from .callbacks import PROGRESS_SIGNATURE, check_callback
 from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .resend import send_again
+from .routing import RoutingHeaders
 from . import telemetry as _telemetry
 
 __all__ = ["Session", "SessionHandle", "call_options", "engine_for"]
@@ -142,6 +143,8 @@ class Session:
         # Worked out once per handshake (see settle()), so no call checks them again.
         self.plain_tool_calls = False  # legacy, tools offered, no tool tasks: call_tool's fast path
         self.header_routing = False  # modern Streamable HTTP: tools' x-mcp-header values go into headers
+        #: The routing headers of modern requests, handed to the transport as a header provider.
+        self.routing = RoutingHeaders()
         self._renew_lock = threading.Lock()
         self._generation = 0
         #: Run by the first call on a session not yet connected, instead of raising "not connected":
@@ -157,12 +160,15 @@ class Session:
         """The version in use (None before one is chosen), as the session decides it for the connection.
 
         The transport is told (HTTP sends it as a header, and reads errors and cancels the
-        modern way). And the era decides, on the engine, whether the server's requests are
+        modern way), and given the modern era's routing headers as plain data (a header
+        provider, see :mod:`mcpsync._session.routing`). And the era decides, on the engine, whether the server's requests are
         answered: the 2026-07-28 era has none, and a client must not write responses in it.
         This is the one place that rule is applied.
         """
+        modern = is_modern(version)
         self.transport.set_protocol_version(version)
-        self.engine.incoming.set_answering(not is_modern(version))
+        self.transport.set_request_headers(self.routing if modern else None)
+        self.engine.incoming.set_answering(not modern)
 
     # -- the narrow interface (SessionHandle) ----------------------------------------------------
 
@@ -361,8 +367,8 @@ class Session:
             raise CapabilityError(f"Server {self.name!r} does not declare the {extension!r} extension; cannot {what}")
 
 
-# The transports that copy tool arguments into ``Mcp-Param-*`` headers (their ``set_header_plans``
-# is honoured): Streamable HTTP, in the 2026-07-28 era.
+# The transports that copy tool arguments into ``Mcp-Param-*`` headers (the header provider
+# ``set_request_headers`` gives them is honoured): Streamable HTTP, in the 2026-07-28 era.
 _HEADER_ROUTING_KINDS = frozenset({"streamable-http"})
 
 

@@ -34,6 +34,9 @@ from ..exceptions import ConnectionLost, ForkedError, TransportClosed
 
 log = logging.getLogger("mcpsync.transport")
 
+#: ``source(message)``: extra headers for one outgoing request (see :meth:`Transport.set_request_headers`).
+HeaderSource = Callable[[JSONObject], Mapping[str, str]]
+
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -330,15 +333,15 @@ class Transport(EnginePort, abc.ABC):
         in 4xx bodies and to cancel by closing a request's stream instead of sending
         ``notifications/cancelled``. Nothing here: other transports send no version.
         (Whether the peer's requests are answered in that era is the session's decision,
-        made on its engine: see :func:`mcpsync._session.era.speak`.)
+        made on its engine: see :meth:`mcpsync._session.session.Session.speak`.)
         """
 
-    def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
-        """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).
+    def set_request_headers(self, source: Optional[HeaderSource]) -> None:
+        """Told by the session: ``source(message)`` gives extra headers for each request it sends (HTTP).
 
-        ``plans`` maps a tool name to ``{property path: header name}``, from the
-        tools' ``x-mcp-header`` annotations (see :mod:`mcpsync.transports._headers`).
-        Other transports ignore it.
+        Plain data to the transport: the session decides what goes in them (the 2026-07-28
+        routing headers, see :mod:`mcpsync._session.routing`); None stops them. Transports
+        without headers ignore it.
         """
 
     def start_listener(self) -> None:

@@ -19,7 +19,7 @@ from mcpsync import (
     UnsupportedProtocolVersion,
 )
 from mcpsync._session import era as _era
-from mcpsync.transports._headers import encode_value, header_plan, param_headers, routing_headers
+from mcpsync._session.routing import encode_value, header_plan, param_headers, routing_headers
 from mcpsync._session.listcache import ListCache
 
 from ..conftest import LogWatch, server_argv, until

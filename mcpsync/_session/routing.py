@@ -1,4 +1,4 @@
-"""The request metadata headers of modern (2026-07-28) Streamable HTTP.
+"""The request metadata headers of modern (2026-07-28) Streamable HTTP: the session's, handed to the transport.
 
 Every modern POST mirrors parts of its JSON-RPC body into headers, so that
 gateways can route without parsing the body: ``Mcp-Method``, ``Mcp-Name``
@@ -7,7 +7,9 @@ gateways can route without parsing the body: ``Mcp-Method``, ``Mcp-Name``
 ``x-mcp-header: <Name>``. :func:`routing_headers` derives all of them from the
 message in one place, so they cannot drift from the body. The client turns
 each tool's ``inputSchema`` into a :data:`HeaderPlan` with :func:`header_plan`
-(which also rejects invalid annotations) and hands the plans to the transport.
+(which also rejects invalid annotations). The transport knows none of this: the session
+hands it a :class:`RoutingHeaders` as a plain header provider (``headers(message)``),
+whose plans the tool book keeps current.
 """
 
 from __future__ import annotations
@@ -69,6 +71,23 @@ def routing_headers(message: Mapping[str, Any], plans: Mapping[str, HeaderPlan])
         if plan and isinstance(arguments, dict):
             headers.update(param_headers(plan, arguments))
     return headers
+
+
+class RoutingHeaders:
+    """``headers(message)``: the routing headers of one outgoing request, from the tools' current plans.
+
+    The session gives it to the transport (``set_request_headers``) in the 2026-07-28 era; the
+    tool book replaces :attr:`plans` whole when tools are listed, so a sender reads one set.
+    """
+
+    __slots__ = ("plans",)
+
+    def __init__(self) -> None:
+        #: Per tool name, which arguments go into ``Mcp-Param-*`` headers.
+        self.plans: Mapping[str, HeaderPlan] = {}
+
+    def __call__(self, message: Mapping[str, Any]) -> Dict[str, str]:
+        return routing_headers(message, self.plans)
 
 
 def param_headers(plan: HeaderPlan, arguments: Mapping[str, Any]) -> Dict[str, str]:
