@@ -212,6 +212,12 @@ class Transport(EnginePort, abc.ABC):
     #: Whether garbage collecting an open transport warns (ResourceWarning) and closes it.
     _close_when_collected = True
 
+    #: Set by a :class:`~mcpsync.Manager`, which recovers lost connections: once the server has
+    #: answered, a connection it refuses closes the transport as lost (``on_close`` runs), as an
+    #: exited stdio server does, instead of failing only that request. A transport whose server
+    #: can refuse connections honours it (Streamable HTTP); on the others it changes nothing.
+    close_when_unreachable = False
+
     def __init__(self, *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT, max_workers: int = 4,
                  wire: Optional[Wire] = None) -> None:
         self.name = safe_name(name)

@@ -119,9 +119,6 @@ class StreamableHTTPTransport(HTTPTransportBase):
         self._listener_disabled = False
         self._templates: "Optional[tuple[Any, requests.PreparedRequest]]" = None
         self._request_headers: Optional[HeaderSource] = None  # the session's (see set_request_headers)
-        #: Set by a :class:`~mcpsync.Manager`: once the server has answered, a refused connection
-        #: closes the transport as lost (``on_close`` runs) instead of failing only that request.
-        self.close_when_unreachable = False
 
     @property
     def session_id(self) -> Optional[str]:
