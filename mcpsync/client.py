@@ -29,6 +29,7 @@ from ._session.session import call_options
 from ._features.skills import SkillRef
 from ._features.spill import capped
 from ._features import utilities
+from ._features.tasks import Task, TaskInfo, list_tasks
 from ._features.tools import call_tool
 from .transports._factory import Target, transport_for
 from ._version import __version__
@@ -36,7 +37,6 @@ from .cancel import CancelToken
 from .exceptions import TransportClosed
 from .handlers import LogMessage, RootsSource
 from .subscriptions import Subscription, UpdateCallback
-from .tasks import Task, TaskInfo, list_tasks
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
 from .skills import LoadedSkill, Skill, SkillContent

@@ -28,7 +28,7 @@ from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from .._session.session import SessionHandle
 from ..exceptions import CapabilityError, ProtocolError
-from ..tasks import Task
+from .tasks import Task
 from ..types import CallToolResult
 from .lists import Lists
 from .._session.meta import TASKS_EXTENSION
