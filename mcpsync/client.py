@@ -12,10 +12,7 @@ import time
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
                     overload)
 
-from ._protocol.methods import (
-    NOTIFY_ROOTS_LIST_CHANGED, PROMPTS_GET, PROMPTS_LIST, RESOURCES_LIST,
-    RESOURCES_SUBSCRIBE, RESOURCES_TEMPLATES_LIST, RESOURCES_UNSUBSCRIBE, TOOLS_LIST,
-)
+from ._protocol.methods import NOTIFY_ROOTS_LIST_CHANGED, PROMPTS_GET, PROMPTS_LIST, TOOLS_LIST
 from . import _batch, _fork, _lifecycle, _shared, capabilities
 from . import retry as _retry
 from ._rpc.jsonrpc import JSONObject
@@ -28,7 +25,8 @@ from ._session.notifications import LOG_LEVELS, NotificationHandler, Notificatio
 from ._session.session import call_options
 from ._features.skills import SkillRef
 from ._features.spill import capped
-from ._features import utilities
+from ._features import resources, utilities
+from ._features.subscriptions import Subscription, UpdateCallback
 from ._features.tasks import Task, TaskInfo, list_tasks
 from ._features.tools import call_tool
 from .transports._factory import Target, transport_for
@@ -36,7 +34,6 @@ from ._version import __version__
 from .cancel import CancelToken
 from .exceptions import TransportClosed
 from .handlers import LogMessage, RootsSource
-from .subscriptions import Subscription, UpdateCallback
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
 from .skills import LoadedSkill, Skill, SkillContent
@@ -594,17 +591,13 @@ class Client:
                        cancel: Optional[CancelToken] = None,
                        on_progress: Optional[ProgressCallback] = None) -> List[Resource]:
         """Every resource, across all pages (cached like :meth:`list_tools`)."""
-        self._session.require("resources", what="list resources")
-        return self._lists.cached("resources", RESOURCES_LIST, "resources", Resource, refresh,
-                                  call_options(timeout, cancel, on_progress))
+        return resources.list_resources(self._session, self._lists, refresh, call_options(timeout, cancel, on_progress))
 
     def list_resource_templates(self, *, timeout: Optional[float] = None,
                                 cancel: Optional[CancelToken] = None,
                                 on_progress: Optional[ProgressCallback] = None) -> List[ResourceTemplate]:
         """Every resource template, across all pages."""
-        self._session.require("resources", what="list resource templates")
-        return [ResourceTemplate.from_dict(item) for item in self._lists.pages(
-            RESOURCES_TEMPLATES_LIST, "resourceTemplates", call_options(timeout, cancel, on_progress))]
+        return resources.list_templates(self._session, self._lists, call_options(timeout, cancel, on_progress))
 
     def read_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                       on_progress: Optional[ProgressCallback] = None) -> ReadResourceResult:
@@ -614,9 +607,7 @@ class Client:
             ResourceNotFound: there is no such resource (``-32002`` or ``-32602``, over every
                 transport and in every era).
         """
-        self._session.require("resources", what=f"read {uri!r}")
-        return ReadResourceResult.from_dict(self._session.read_resource(uri, call_options(timeout, cancel,
-                                                                                          on_progress)))
+        return resources.read(self._session, uri, call_options(timeout, cancel, on_progress))
 
     def subscribe(self, uri: str, callback: Optional[UpdateCallback] = None, *,
                   timeout: Optional[float] = None) -> Subscription:
@@ -631,28 +622,17 @@ class Client:
         Raises:
             CapabilityError: the server offers no subscriptions, or did not accept this one.
         """
-        self._session.require("resources", "subscribe", what=f"subscribe to {uri!r}")
-        return self._subs.subscribe(uri, callback, timeout)
+        return resources.subscribe(self._session, self._subs, uri, callback, timeout)
 
     def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
                            cancel: Optional[CancelToken] = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see :meth:`subscribe` for a handle)."""
-        self._session.require("resources", "subscribe", what=f"subscribe to {uri!r}")
-        if self.modern:
-            self._subs.hold(uri, timeout)
-            return
-        self._session.call(RESOURCES_SUBSCRIBE, {"uri": uri}, call_options(timeout, cancel))
-        self._streams.subscribed(uri)  # restored if an HTTP session has to be renewed
+        resources.subscribe_resource(self._session, self._subs, self._streams, uri, call_options(timeout, cancel))
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
                              cancel: Optional[CancelToken] = None) -> None:
         """Stop the updates :meth:`subscribe_resource` asked for."""
-        self._session.require("resources", "subscribe", what=f"unsubscribe from {uri!r}")
-        if self.modern:
-            self._subs.release(uri)
-            return
-        self._session.call(RESOURCES_UNSUBSCRIBE, {"uri": uri}, call_options(timeout, cancel))
-        self._streams.unsubscribed(uri)
+        resources.unsubscribe_resource(self._session, self._subs, self._streams, uri, call_options(timeout, cancel))
 
     # prompts
 

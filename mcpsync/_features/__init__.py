@@ -3,6 +3,8 @@
 - :mod:`.tools`      ``tools/call`` end to end: fast path, header plans, tasks, the result, its limit
 - :mod:`.toolbook`   what a call must know of the tools (definitions, header plans, task support)
 - :mod:`.lists`      every paged list: paging (bounded), the era's list cache, the tool screen
+- :mod:`.resources`  ``resources/list``, ``resources/templates/list``, ``resources/read``, subscribing, with
+  :mod:`.subscriptions` (the :class:`~mcpsync.Subscription` handle, the modern listen streams)
 - :mod:`.tasks`      the :class:`~mcpsync.Task` handle (both eras' task protocols) and ``tasks/list``
 - :mod:`.utilities`  ``ping``, ``completion/complete``, ``logging/setLevel``
 - :mod:`.skills`     the skills extension (``skills/list``, ``skills/get``), with :mod:`.frontmatter`
