@@ -12,7 +12,7 @@ import time
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
                     overload)
 
-from ._protocol.methods import NOTIFY_ROOTS_LIST_CHANGED, PROMPTS_GET, PROMPTS_LIST, TOOLS_LIST
+from ._protocol.methods import NOTIFY_ROOTS_LIST_CHANGED, TOOLS_LIST
 from . import _batch, _fork, _lifecycle, _shared, capabilities
 from . import retry as _retry
 from ._rpc.jsonrpc import JSONObject
@@ -25,7 +25,7 @@ from ._session.notifications import LOG_LEVELS, NotificationHandler, Notificatio
 from ._session.session import call_options
 from ._features.skills import SkillRef
 from ._features.spill import capped
-from ._features import resources, utilities
+from ._features import prompts, resources, utilities
 from ._features.subscriptions import Subscription, UpdateCallback
 from ._features.tasks import Task, TaskInfo, list_tasks
 from ._features.tools import call_tool
@@ -640,20 +640,13 @@ class Client:
                      cancel: Optional[CancelToken] = None,
                      on_progress: Optional[ProgressCallback] = None) -> List[Prompt]:
         """Every prompt, across all pages (cached like :meth:`list_tools`)."""
-        self._session.require("prompts", what="list prompts")
-        return self._lists.cached("prompts", PROMPTS_LIST, "prompts", Prompt, refresh,
-                                  call_options(timeout, cancel, on_progress))
+        return prompts.list_prompts(self._session, self._lists, refresh, call_options(timeout, cancel, on_progress))
 
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
                    timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                    on_progress: Optional[ProgressCallback] = None) -> GetPromptResult:
         """Render one prompt with ``arguments``."""
-        self._session.require("prompts", what=f"get prompt {name!r}")
-        params: JSONObject = {"name": name}
-        if arguments:
-            params["arguments"] = {str(k): str(v) for k, v in arguments.items()}
-        return GetPromptResult.from_dict(self._session.call(PROMPTS_GET, params,
-                                                            call_options(timeout, cancel, on_progress)))
+        return prompts.get(self._session, name, arguments, call_options(timeout, cancel, on_progress))
 
     # skills (the io.modelcontextprotocol/skills extension: mcpsync._features.skills, docs/skills.md)
 

@@ -5,6 +5,7 @@
 - :mod:`.lists`      every paged list: paging (bounded), the era's list cache, the tool screen
 - :mod:`.resources`  ``resources/list``, ``resources/templates/list``, ``resources/read``, subscribing, with
   :mod:`.subscriptions` (the :class:`~mcpsync.Subscription` handle, the modern listen streams)
+- :mod:`.prompts`    ``prompts/list``, ``prompts/get``
 - :mod:`.tasks`      the :class:`~mcpsync.Task` handle (both eras' task protocols) and ``tasks/list``
 - :mod:`.utilities`  ``ping``, ``completion/complete``, ``logging/setLevel``
 - :mod:`.skills`     the skills extension (``skills/list``, ``skills/get``), with :mod:`.frontmatter`
