@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence, Set, Union, cast
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Set, Union
 
 from .._protocol.methods import (
     ELICITATION_CREATE, NOTIFY_MESSAGE, NOTIFY_PROGRESS, RESOURCES_READ, ROOTS_LIST, SAMPLING_CREATE_MESSAGE,
@@ -30,9 +30,6 @@ from ..exceptions import MCPError, RequestCancelled
 from ._protocol import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LOG_LEVELS, MISSING_CLIENT_CAPABILITY
 from ._recorder import RecordedRequest
 from ._side import ServerSide
-
-if TYPE_CHECKING:  # for the public annotation of Context.server only; never imported at run time
-    from ._server import FakeServer
 
 __all__ = ["Context", "Invocation", "LegacySession", "Link", "NoAnswer", "abandoned"]
 
@@ -172,9 +169,10 @@ class Context:
     # -- what is being served ------------------------------------------------------------
 
     @property
-    def server(self) -> "FakeServer":
-        """The server this request came to."""
-        return cast("FakeServer", self._run.connection.side.owner)
+    def server(self) -> object:
+        """The server this request came to (the public class, :class:`mcpsync.testing.Context`, made by the
+        FakeServer's connections, types it as the ``FakeServer``)."""
+        return self._run.connection.side.owner
 
     @property
     def request_id(self) -> Optional[RequestId]:
