@@ -12,7 +12,7 @@ import time
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
                     overload)
 
-from ._protocol.methods import NOTIFY_ROOTS_LIST_CHANGED, TOOLS_LIST
+from ._protocol.methods import NOTIFY_ROOTS_LIST_CHANGED
 from . import _batch, _fork, _lifecycle, _shared, capabilities
 from . import retry as _retry
 from ._rpc.jsonrpc import JSONObject
@@ -28,7 +28,7 @@ from ._features.spill import capped
 from ._features import prompts, resources, utilities
 from ._features.subscriptions import Subscription, UpdateCallback
 from ._features.tasks import Task, TaskInfo, list_tasks
-from ._features.tools import call_tool
+from ._features.tools import call_tool_limited, call_tool_retried
 from .transports._factory import Target, transport_for
 from ._version import __version__
 from .cancel import CancelToken
@@ -432,10 +432,7 @@ class Client:
     def iter_tools(self, *, timeout: Optional[float] = None,
                    cancel: Optional[CancelToken] = None) -> Iterator[Tool]:
         """Yield tools page by page, fetching the next page only when needed."""
-        self._session.require("tools", what="list tools")
-        for item in self._lists.pages(TOOLS_LIST, "tools", call_options(timeout, cancel)):
-            for accepted in self._lists.accept_tools([item]):
-                yield Tool.from_dict(accepted)
+        return self._lists.iter_tools(call_options(timeout, cancel))
 
     @overload
     def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: Literal[False] = False,
@@ -493,39 +490,15 @@ class Client:
                          max_output)
         if retry is None:
             return self._call_tool(name, arguments, task, options)
-        return self._retried(name, arguments, task, options, retry, idempotent)
-
-    def _retried(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool, options: CallOptions,
-                 retry: _retry.Retry, idempotent: Optional[bool]) -> Union[CallToolResult, Task]:
-        """:meth:`call_tool` under ``retry`` (the policy is :func:`mcpsync.retry.run`'s)."""
-        budget = options.timeout if options.timeout is not None else self.transport.timeout
-
-        def attempt(ids: Callable[[Any], None]) -> Union[CallToolResult, Task]:
-            return self._call_tool(name, arguments, task, options._replace(on_request_id=ids))
-
-        def repeatable() -> bool:
-            if idempotent is not None:
-                return idempotent
-            return self._lists.repeatable(name, call_options(budget, options.cancel))
-
-        return _retry.run(attempt, retry, repeatable=repeatable, timeout=budget, cancel=options.cancel, tool=name)
+        return call_tool_retried(lambda again: self._call_tool(name, arguments, task, again), self._tool_calls, name,
+                                 options, retry, idempotent, self.transport.timeout)
 
     def _call_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
                    options: CallOptions) -> Union[CallToolResult, Task]:
-        """:meth:`call_tool` with its options built; ``options.deadline``, when set, ends a task-backed wait.
-        Waits first for a turn under the client's ``rate_limit`` and ``max_concurrency``, if it has them."""
-        limits = self._limits
-        if limits is None:
-            return self._send_tool(name, arguments, task, options)
-        options = limits.enter(options, self.transport.timeout)
-        try:
-            return self._send_tool(name, arguments, task, options)
-        finally:
-            limits.leave()
-
-    def _send_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
-                   options: CallOptions) -> Union[CallToolResult, Task]:
-        return call_tool(self._session, self._tool_calls, name, arguments, task, options, always=self.tasks)
+        """:meth:`call_tool` with its options built (the manager's way in: ``options.deadline``, when set, ends
+        a task-backed wait), under the client's ``rate_limit`` and ``max_concurrency`` if it has them."""
+        return call_tool_limited(self._session, self._tool_calls, self._limits, name, arguments, task, options,
+                                 always=self.tasks)
 
     def map_tool(self, name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *, max_concurrency: int = 8,
                  timeout: Optional[float] = None, return_exceptions: bool = False,

@@ -1,6 +1,6 @@
 """One room per MCP feature, named after the spec's sections, each over the session.
 
-- :mod:`.tools`      ``tools/call`` end to end: fast path, header plans, tasks, the result, its limit
+- :mod:`.tools`      ``tools/call`` end to end: limits, retries, fast path, header plans, tasks, the result
 - :mod:`.toolbook`   what a call must know of the tools (definitions, header plans, task support)
 - :mod:`.lists`      every paged list: paging (bounded), the era's list cache, the tool screen
 - :mod:`.resources`  ``resources/list``, ``resources/templates/list``, ``resources/read``, subscribing, with

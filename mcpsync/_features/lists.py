@@ -215,6 +215,17 @@ class Lists:
         self._session.require("tools", what="list tools")
         return self.cached("tools", TOOLS_LIST, "tools", Tool, refresh, options)
 
+    def iter_tools(self, options: CallOptions) -> Iterator[Tool]:
+        """The tools page by page, each page fetched when the one before is used up (see ``Client.iter_tools``).
+
+        Raises (on the first ``next()``, as a generator does):
+            CapabilityError: the server offers no tools.
+        """
+        self._session.require("tools", what="list tools")
+        for item in self.pages(TOOLS_LIST, "tools", options):
+            for accepted in self.accept_tools([item]):
+                yield Tool.from_dict(accepted)
+
     def repeatable(self, name: str, options: CallOptions) -> bool:
         """Whether tool ``name`` is declared safe to run twice (see ``ToolBook.repeatable``), listing the
         tools first when they were not; False when that fails (unknown is not safe)."""
