@@ -137,28 +137,8 @@ class Invocation:
 
 
 class Context:
-    """What a fake function can do while it serves a request.
-
-    A tool, resource or prompt function gets one when it has a parameter named
-    ``ctx`` (or annotated ``Context``)::
-
-        @server.tool()
-        def deploy(ctx: Context, target: str) -> str:
-            ctx.progress(1, 3, "building")
-            if ctx.elicit("Deploy?", {"type": "object", "properties": {}})["action"] != "accept":
-                return "not deployed"
-            ctx.progress(3, 3, "done")
-            return f"deployed {target}"
-
-    Over a legacy connection (``initialize`` handshake) :meth:`sample`,
-    :meth:`elicit` and :meth:`list_roots` are requests from server to client.
-    Under 2026-07-28 they become an ``input_required`` result: the function
-    stays blocked while the client gathers the input and retries the request,
-    then carries on and answers the retry.
-
-    Thread safety: each run has its own context, used from the thread that runs
-    the function.
-    """
+    """What a fake function can do while it serves a request: the behaviour of
+    :class:`mcpsync.testing.Context` (documented there), which adds ``server`` typed as the ``FakeServer``."""
 
     def __init__(self, invocation: Invocation) -> None:
         self._run = invocation
