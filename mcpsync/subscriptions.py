@@ -175,38 +175,43 @@ class _Listen:
             if self._stop.is_set():
                 break
             try:
-                session.call(SUBSCRIPTIONS_LISTEN, {"notifications": self.notifications},
-                             CallOptions(timeout=math.inf, cancel=token, on_request_id=self._registered))
-                log.info("[%s] The server ended the subscription stream", session.name)
-                break
-            except (RequestCancelled, TransportClosed) as exc:
-                if isinstance(exc, ConnectionLost) and session.connected and self._ready.is_set() \
-                        and not self._stop.is_set():
-                    # Only this stream broke (a StreamBroken, say), not the connection: listen again.
-                    log.warning("[%s] Subscription stream broke (%s); listening again in %gs", session.name, exc,
-                                delay)
-                    if self._stop.wait(delay):
-                        break
-                    delay = min(delay * 2, _BACKOFF[1])
-                    continue
-                if not self._ready.is_set():
-                    self.failure = exc
-                break
-            except MCPSyncError as exc:
-                if self._stop.is_set():
+                broken = self._listen(session, token)
+                if broken is None or self._back_off(session, broken, delay):
                     break
-                if not self._ready.is_set():
-                    self.failure = exc  # refused outright: the subscriber hears why
-                    break
-                log.warning("[%s] Subscription stream broke (%s); listening again in %gs", session.name, exc, delay)
-                if self._stop.wait(delay):
-                    break
-                delay = min(delay * 2, _BACKOFF[1])
             finally:
                 self.owner.unroute(self.ids)
                 self.ids.clear()
+            delay = min(delay * 2, _BACKOFF[1])
         self.ended = True
         self._ready.set()
+
+    def _listen(self, session: SessionHandle, token: CancelToken) -> Optional[MCPSyncError]:
+        """One listen request, until it ends. The error when the stream broke after the server
+        acknowledged it (listen again); None when it ended for good (``failure`` set when it was refused)."""
+        try:
+            session.call(SUBSCRIPTIONS_LISTEN, {"notifications": self.notifications},
+                         CallOptions(timeout=math.inf, cancel=token, on_request_id=self._registered))
+            log.info("[%s] The server ended the subscription stream", session.name)
+            return None
+        except (RequestCancelled, TransportClosed) as exc:
+            if isinstance(exc, ConnectionLost) and session.connected and self._ready.is_set() \
+                    and not self._stop.is_set():
+                return exc  # only this stream broke (a StreamBroken, say), not the connection
+            if not self._ready.is_set():
+                self.failure = exc
+            return None
+        except MCPSyncError as exc:
+            if self._stop.is_set():
+                return None
+            if not self._ready.is_set():
+                self.failure = exc  # refused outright: the subscriber hears why
+                return None
+            return exc
+
+    def _back_off(self, session: SessionHandle, broken: MCPSyncError, delay: float) -> bool:
+        """Wait ``delay`` before listening again; True when the stream was stopped meanwhile."""
+        log.warning("[%s] Subscription stream broke (%s); listening again in %gs", session.name, broken, delay)
+        return self._stop.wait(delay)
 
 
 class Subscriptions:
@@ -343,11 +348,14 @@ class Subscriptions:
                 listen.on_notification(method, params)
             return
         if method == UPDATED and isinstance(params.get("uri"), str):
-            updated = params["uri"]
-            with self._lock:
-                targets = [s for uri, subs in self._legacy.items() if covers(uri, updated) for s in subs]
-            for subscription in targets:
-                subscription._deliver(updated)  # noqa: SLF001 same module: the owner routes legacy updates
+            self._deliver_legacy(params["uri"])
+
+    def _deliver_legacy(self, updated: str) -> None:
+        """An update without a subscription id: to every legacy subscription whose URI covers it."""
+        with self._lock:
+            targets = [s for uri, subs in self._legacy.items() if covers(uri, updated) for s in subs]
+        for subscription in targets:
+            subscription._deliver(updated)  # noqa: SLF001 same module: the owner routes legacy updates
 
     def route(self, request_id: RequestId, listen: _Listen) -> None:
         """Send the notifications naming ``request_id`` (a listen request) to ``listen``."""

@@ -21,17 +21,17 @@ so concurrent requests that all get a 401 start one login, and the others
 re-send with its token. A login started inside a request of mcpsync's
 transports ends early when that request is abandoned (timeout, cancel, close).
 
-The class is the token renewal (grants held, refreshed, stored, obtained); the requests
-side (the auth call and the response hook) is its base :class:`~mcpsync.auth._hook.RequestHook`.
+The class is the token renewal (grants refreshed, recovered, obtained); its bases are the
+requests side (:class:`~mcpsync.auth._hook.RequestHook`: the auth call and the response hook)
+and the grants' persistence (:class:`~mcpsync.auth._stored.StoredGrants`: loaded, kept, forgotten).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from dataclasses import replace
-from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 
 from .. import _fork
@@ -46,17 +46,18 @@ from ._fetch import Fetcher
 from ._pickling import ProcessLocal
 from ._grants import Signer, TokenEndpoint
 from ._hook import RequestHook
+from ._stored import StoredGrants
 from ._registration import ClientIdentity
 from . import _tokens
 from ._grant import Grant, max_authorizations_from, union
-from ._tokens import TokenStore, client_key, server_key, tokens_key
+from ._tokens import TokenStore, tokens_key
 from ._urls import canonical_resource
 
 __all__ = ["BearerAuth", "Grant"]
 
 log = logging.getLogger("mcpsync.auth")
 
-class BearerAuth(ProcessLocal, RequestHook):
+class BearerAuth(ProcessLocal, StoredGrants, RequestHook):
     """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`.
 
     Pickles as its settings, never its tokens (see ``_pickling``); new locks after fork.
@@ -258,23 +259,6 @@ class BearerAuth(ProcessLocal, RequestHook):
                             "(the new token is used by this process only)", grant.resource)
             return fresh
 
-    def _adopt(self, grant: Grant, newer: Grant) -> Grant:
-        """Take ``newer`` (read from the store) in place of ``grant``."""
-        if self._grant == grant:
-            self._grant = newer
-        self._persisted = newer
-        return newer
-
-    @contextlib.contextmanager
-    def _transaction(self, key: str) -> Iterator[None]:
-        """The store's transaction for ``key``; a store that cannot give one is logged and done without."""
-        with contextlib.ExitStack() as stack:
-            try:
-                stack.enter_context(self.store.transaction(key))
-            except Exception as exc:
-                log.warning("Token store transaction failed (%s); refreshing without it", exc)
-            yield
-
     def _renew(self, fetch: Fetcher, grant: Grant) -> Optional[Grant]:
         """Renew without a person: refresh. (ClientCredentials also runs its grant again.)"""
         return self._refresh(fetch, grant) if grant.token.refresh_token else None
@@ -310,12 +294,6 @@ class BearerAuth(ProcessLocal, RequestHook):
     def _credential(self) -> Optional[Tuple[str, str]]:
         """Subclass: (store label, how errors name it) of a configured credential to bind to its issuer, or None."""
         return None
-
-    def _load(self, key: str) -> Any:
-        return self._store_call("load", key)
-
-    def _save(self, key: str, value: Dict[str, Any]) -> Any:
-        return self._store_call("save", key, value)
 
     def _obtain(self, fetch: Fetcher, discovery: Discovery, scopes: Optional[Tuple[str, ...]],
                 abort: Optional[threading.Event]) -> Grant:
@@ -411,78 +389,6 @@ class BearerAuth(ProcessLocal, RequestHook):
         """
         self._ensure(url, force=False, challenged_only=True)
 
-    def logout(self) -> None:
-        """Forget the tokens for this server, in memory and in the store (the registered client stays)."""
-        with self._lock:
-            keys = []
-            if self.server_url is not None:
-                index = self._store_call("load", server_key(self.server_url))
-                if isinstance(index, dict) and isinstance(index.get("issuer"), str) \
-                        and isinstance(index.get("resource"), str):
-                    keys.append(tokens_key(index["issuer"], index["resource"]))
-                keys.append(server_key(self.server_url))
-            if self._grant is not None:
-                keys.append(tokens_key(self._grant.issuer, self._grant.resource))
-            self._grant = None
-            self._loaded = True
-            for key in dict.fromkeys(keys):
-                self._store_call("delete", key)
-
-    # -- the store ---------------------------------------------------------------------------------
-
-    def _load_last(self) -> None:
-        """Load the tokens this server URL used last, once (no discovery needed)."""
-        self._loaded = True
-        if self.server_url is None:
-            return
-        index = self._store_call("load", server_key(self.server_url))
-        if isinstance(index, dict) and isinstance(index.get("issuer"), str) and isinstance(index.get("resource"), str):
-            self._grant = self._load_grant(index["issuer"], index["resource"])
-
-    def _load_grant(self, issuer: str, resource: str) -> Optional[Grant]:
-        grant = self._parse_grant(self._store_call("load", tokens_key(issuer, resource)), issuer, resource)
-        if grant is not None:
-            self._persisted = grant
-        return grant
-
-    def _parse_grant(self, data: Any, issuer: str, resource: str) -> Optional[Grant]:
-        """The stored grant in ``data`` if it is whole, from ``issuer`` and for a client that is still us."""
-        grant = Grant.from_dict(data) if isinstance(data, dict) else None
-        if grant is None or grant.issuer != issuer or grant.resource != resource:
-            return None
-        if not self._rule().allows(grant.issuer, self._load):
-            log.info("Not using the stored tokens from %s: credentials here may not go to that issuer", issuer)
-            return None
-        client = self._accept_client(grant.client)
-        if client is None:
-            return None
-        if grant.dpop_key is not None and self._dpop_key is None and self.dpop:
-            self._dpop_key = grant.dpop_key  # keep proving with the key the stored tokens are bound to
-        return replace(grant, client=client)
-
-    def _accept_client(self, client: ClientIdentity) -> Optional[ClientIdentity]:
-        """Subclass: the stored client if it is still who we are (with our secret), else None."""
-        return client
-
-    def _keep(self, grant: Grant) -> None:
-        """Make ``grant`` the current one and store it."""
-        self._grant = grant
-        self._loaded = True
-        if grant is not self._persisted:  # a refresh wrote its own answer (compare-and-swap); never again blindly
-            self._store_call("save", tokens_key(grant.issuer, grant.resource), grant.to_dict())
-            self._persisted = grant
-        if self.server_url is not None:
-            self._store_call("save", server_key(self.server_url), {"issuer": grant.issuer, "resource": grant.resource})
-        if grant.client.source == "dcr":
-            self._store_call("save", client_key(grant.issuer), grant.client.to_dict())
-
-    def _store_call(self, method: str, *args: Any) -> Any:
-        """A store method; a failing store is logged, never fatal (tokens stay in memory)."""
-        try:
-            return getattr(self.store, method)(*args)
-        except Exception as exc:
-            log.warning("Token store %s failed: %s", method, exc)
-            return None
 
 
 def _for(grant: Optional[Grant], discovery: Discovery) -> bool:
