@@ -162,16 +162,17 @@ class Task:
                     return self.status(timeout=_remaining(deadline, timeout))
                 self._answer_inputs()
                 continue
-            pause = min(max(self.info.poll_interval or DEFAULT_POLL_INTERVAL, _MIN_POLL_INTERVAL),
-                        max(deadline - time.monotonic(), 0.0))
-            if pause <= 0:
-                raise RequestTimeout(f"Task {self.id} still {status} after {round((timeout or 0) * 1000)}ms",
-                                     method=TASKS_GET, timeout=timeout or 0.0)
-            if cancel is not None:
-                if cancel.wait(pause):
-                    raise RequestCancelled(cancel.reason)
-            else:
-                threading.Event().wait(pause)
+            _sleep(self._pause(status, deadline, timeout), cancel)
+
+    def _pause(self, status: str, deadline: float, timeout: Optional[float]) -> float:
+        """The wait before polling again: the server's pollInterval (at least the minimum), cut at
+        ``deadline``; RequestTimeout when the deadline has passed."""
+        pause = min(max(self.info.poll_interval or DEFAULT_POLL_INTERVAL, _MIN_POLL_INTERVAL),
+                    max(deadline - time.monotonic(), 0.0))
+        if pause <= 0:
+            raise RequestTimeout(f"Task {self.id} still {status} after {round((timeout or 0) * 1000)}ms",
+                                 method=TASKS_GET, timeout=timeout or 0.0)
+        return pause
 
     def result(self, timeout: Optional[float] = None) -> CallToolResult:
         """The tool's result, once the task has ended (waits for it).
@@ -278,6 +279,14 @@ def list_tasks(session: Session, pages: Callable[[str, str, CallOptions], Iterab
     if session.modern or not (isinstance(tasks, dict) and "list" in tasks):
         raise CapabilityError(f"Server {session.name!r} does not offer 'tasks.list'; cannot list tasks")
     return infos(list(pages(TASKS_LIST, "tasks", options)))
+
+
+def _sleep(pause: float, cancel: Optional[CancelToken]) -> None:
+    """Wait ``pause`` seconds; RequestCancelled when ``cancel`` fires meanwhile."""
+    if cancel is None:
+        threading.Event().wait(pause)
+    elif cancel.wait(pause):
+        raise RequestCancelled(cancel.reason)
 
 
 def _remaining(deadline: float, timeout: Optional[float]) -> Optional[float]:
