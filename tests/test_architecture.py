@@ -65,7 +65,6 @@ MAX_FUNCTION_LINES = 80
 # the list (the test says so).
 LONG_CLASSES = {
     "mcpsync._rpc.engine.Engine": 486,  # requests, notifications, peer requests and close in one state
-    "mcpsync.auth._bearer.BearerAuth": 491,  # the request hook and token renewal (split: issue 21's next step)
     "mcpsync.client.Client": 624,  # the facade: lifecycle, and one delegating method per MCP request (most of it docs)
     "mcpsync.manager.Manager": 597,  # the fleet facade: one short method per operation
     "mcpsync.testing._connection.Connection": 419,  # the fake server's side of one connection
@@ -83,7 +82,7 @@ LONG_FUNCTIONS = {
 # telemetry and cassette work), and the pin only ever moves down (a ratchet): lower it when the
 # figure falls.
 RADON_AIM = 2.0
-RADON_CEILING = 4.1
+RADON_CEILING = 2.2
 RADON_RATCHET_SLACK = 0.3  # the figure this far under the pin: lower the pin
 
 # The RPC layer and the method names it must not know (issue 11, rule 2).
