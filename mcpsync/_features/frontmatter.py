@@ -213,18 +213,20 @@ def _both_nan(left: float, right: float) -> bool:
 
 
 def _strip_comment(line: str) -> str:
-    """``line`` without a trailing ``# comment`` (a ``#`` inside quotes, or not after a space, is kept)."""
-    quote: Optional[str] = None
-    for index, char in enumerate(line):
-        if quote:
-            if char == quote:
-                quote = None
-            elif char == "\\" and quote == '"':
-                continue
-        elif char in "'\"" and (index == 0 or line[index - 1] in " \t:-[{,"):
-            quote = char
-        elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+    """``line`` without a trailing ``# comment`` (a ``#`` inside quotes, or not after a space, is kept).
+
+    A quote opens at the line's start or after a blank or one of ``:-[{,``, and closes as
+    :func:`_quote_end` reads it (so an escaped ``\\"`` or a doubled ``''`` does not close it).
+    """
+    index = 0
+    while index < len(line):
+        before = line[index - 1] if index else " "
+        if line[index] in "'\"" and before in " \t:-[{,":
+            index = _quote_end(line, index) + 1
+        elif line[index] == "#" and before in " \t":
             return line[:index].rstrip()
+        else:
+            index += 1
     return line
 
 
