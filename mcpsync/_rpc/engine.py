@@ -20,12 +20,12 @@ import math
 import threading
 import time
 from _thread import LockType
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import jsonrpc as rpc
 from .incoming import IncomingRequests, InlineHandler, RequestHandler
 from .jsonrpc import JSONObject, RequestId
-from .options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
+from .options import DEFAULT_OPTIONS, CallOptions, Deadline, ProgressCallback
 from .wire import Wire
 from .workers import DropReport, Outbox, SerialDispatcher, WorkerPool
 from ..cancel import CancelToken
@@ -173,96 +173,118 @@ class Engine:
             notify_cancel, _max_output = options  # the cap on a result is the session layer's
         if cancel is not None and cancel.cancelled:
             raise RequestCancelled(cancel.reason)
-        if timeout is None:
-            timeout = self.default_timeout
-        if deadline is not None:
-            # The operation's end caps this request: fold it into the per-request hard stop.
-            left = max(deadline.remaining(), 0.0)
-            if max_total_timeout is None or left < max_total_timeout:
-                max_total_timeout = left
+        timeout, max_total_timeout = self._limits(timeout, max_total_timeout, deadline)
         start = time.monotonic()  # one deadline spans the write and the wait
-        wake_on_progress = reset_timeout_on_progress and on_progress is not None
         wake = _take_lock()
-        waiter = _Waiter(method, on_progress, wake_on_progress, wake)
-        with self._lock:
-            if self._closed is not None:
-                _return_lock(wake)
-                raise delivery.stamp(self._closed(), delivery.NEVER_LEFT)
-            request_id = self._next_id
-            self._next_id += 1
-            self._waiters[request_id] = waiter
+        waiter = _Waiter(method, on_progress, reset_timeout_on_progress and on_progress is not None, wake)
+        request_id = self._register(waiter)
         unregister: Optional[Callable[[], None]] = None
         sent = False
         try:
-            if on_request_id is not None:
-                on_request_id(request_id)
-            if on_progress is not None:
-                params = dict(params or {})
-                meta = dict(params.get("_meta") or {})
-                meta["progressToken"] = request_id
-                params["_meta"] = meta
+            params = _announced(request_id, params, on_request_id, on_progress)
             if cancel is not None:
                 unregister = cancel.add_callback(lambda _reason: _wake(wake))
             message = rpc.make_request(request_id, method, params)
             # Count it as sent before writing: a Ctrl-C landing inside or just after the write
             # must still tell the server (a cancel for an id it never saw is harmless).
             sent = True
-            budget = _budget(timeout, max_total_timeout)
-            try:
-                self._send_by(message, start + budget, cancel)
-            except TransportError as exc:
-                if isinstance(exc, TransportClosed) and not exc.may_have_reached_server:
-                    self.ledger.record(request_id, delivery.NEVER_LEFT)  # the writer saw no byte leave
-                raise delivery.stamp(exc, self.ledger.take(request_id))
-            except RequestTimeout:
-                # The server did not take the request in time (it stopped reading). It has at most
-                # part of it, which the next write completes; no cancellation is sent for it.
-                raise self._timeout(budget, method, "Request", unread=True) from None
+            self._send_request(request_id, message, _budget(timeout, max_total_timeout), start, cancel)
             return self._wait(request_id, waiter, timeout, cancel, max_total_timeout, start, notify_cancel)
         except KeyboardInterrupt:
             if sent and notify_cancel and not waiter.done:
                 self._abandon(request_id, "KeyboardInterrupt")
             raise
         finally:
-            # Remove the waiter on every path so a late response is dropped, not misrouted.
-            with self._lock:
-                self._waiters.pop(request_id, None)
-            self.ledger.forget(request_id)
-            if unregister is not None:
-                unregister()
-            _return_lock(wake)
+            self._release(request_id, unregister, wake)
+
+    def _limits(self, timeout: Optional[float], max_total: Optional[float],
+                deadline: Optional[Deadline]) -> Tuple[Optional[float], Optional[float]]:
+        """``(timeout, max_total)`` of a request: the engine's default timeout when it names none, and
+        the operation's ``deadline`` folded into the per-request hard stop (the operation's end caps it)."""
+        if timeout is None:
+            timeout = self.default_timeout
+        if deadline is not None:
+            left = max(deadline.remaining(), 0.0)
+            if max_total is None or left < max_total:
+                max_total = left
+        return timeout, max_total
+
+    def _register(self, waiter: _Waiter) -> int:
+        """A new request id, with ``waiter`` waiting for its answer (its lock returned if the engine is closed).
+
+        Raises:
+            TransportClosed: the connection is closed (stamped: the request never left).
+        """
+        with self._lock:
+            if self._closed is not None:
+                _return_lock(waiter.wake)
+                raise delivery.stamp(self._closed(), delivery.NEVER_LEFT)
+            request_id = self._next_id
+            self._next_id += 1
+            self._waiters[request_id] = waiter
+        return request_id
+
+    def _send_request(self, request_id: int, message: JSONObject, budget: float, start: float,
+                      cancel: Optional[CancelToken]) -> None:
+        """Write a request by ``start + budget``; a failure stamped with what reached the server."""
+        try:
+            self._send_by(message, start + budget, cancel)
+        except TransportError as exc:
+            if isinstance(exc, TransportClosed) and not exc.may_have_reached_server:
+                self.ledger.record(request_id, delivery.NEVER_LEFT)  # the writer saw no byte leave
+            raise delivery.stamp(exc, self.ledger.take(request_id))
+        except RequestTimeout:
+            # The server did not take the request in time (it stopped reading). It has at most
+            # part of it, which the next write completes; no cancellation is sent for it.
+            raise self._timeout(budget, message["method"], "Request", unread=True) from None
+
+    def _release(self, request_id: int, unregister: Optional[Callable[[], None]], wake: LockType) -> None:
+        """A request's end, on every path: its waiter removed (a late response is dropped, not
+        misrouted), its ledger entry and cancel callback gone, its wake-up lock returned."""
+        with self._lock:
+            self._waiters.pop(request_id, None)
+        self.ledger.forget(request_id)
+        if unregister is not None:
+            unregister()
+        _return_lock(wake)
 
     def _wait(self, request_id: int, waiter: _Waiter, timeout: Optional[float],
               cancel: Optional[CancelToken], max_total: Optional[float], start: float, notify_cancel: bool) -> Any:
-        limit = math.inf if timeout is None else timeout
-        hard_stop = math.inf if max_total is None else start + max_total
+        limit, hard_stop = _stops(timeout, max_total, start)
         deadline = min(start + limit, hard_stop)
         while True:
             if waiter.ready:
                 return self._outcome(waiter)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                budget = max_total if deadline >= hard_stop and max_total is not None else limit
-                tap = self.tap
-                if tap is not None:
-                    tap("timeout", (request_id, budget))
-                if notify_cancel:
-                    self._abandon(request_id, "Request timed out")
-                raise self._timeout(budget, waiter.method, waiter.timeout_label)
+                raise self._expired(request_id, waiter, _spent(deadline, hard_stop, max_total, limit), notify_cancel)
             # Park until someone releases the lock (see _Waiter); either way it is held again after.
             waiter.wake.acquire(True, -1 if remaining > _MAX_PARK else remaining)
             if waiter.ready:
                 return self._outcome(waiter)
             if cancel is not None and cancel.cancelled:
-                if notify_cancel:
-                    self._abandon(request_id, cancel.reason)
-                raise RequestCancelled(cancel.reason)
+                raise self._cancelled(request_id, cancel.reason, notify_cancel)
             if waiter.progressed:
                 waiter.progressed = False
                 deadline = min(time.monotonic() + limit, hard_stop)
             # Otherwise a late wake-up meant for this thread's previous request (its answer or its
             # cancel raced its end): ``ready`` is checked again before the next park, and _deliver
             # sets ``ready`` before it releases the lock, so no real wake-up is lost.
+
+    def _expired(self, request_id: int, waiter: _Waiter, budget: float, notify_cancel: bool) -> RequestTimeout:
+        """A request's time ran out: tell the tap (and the peer, unless told not to); the error to raise."""
+        tap = self.tap
+        if tap is not None:
+            tap("timeout", (request_id, budget))
+        if notify_cancel:
+            self._abandon(request_id, "Request timed out")
+        return self._timeout(budget, waiter.method, waiter.timeout_label)
+
+    def _cancelled(self, request_id: int, reason: Any, notify_cancel: bool) -> RequestCancelled:
+        """A request's cancel fired while it waited: tell the peer (unless told not to); the error to raise."""
+        if notify_cancel:
+            self._abandon(request_id, reason)
+        return RequestCancelled(reason)
 
     def _timeout(self, budget: float, method: str, label: str, unread: bool = False) -> RequestTimeout:
         """The timeout error, naming this connection and ``method``, with the transport's hint."""
@@ -401,18 +423,26 @@ class Engine:
             self._resolve(message)  # the common case, a plain response: what classify() would conclude
             return
         if isinstance(message, list):  # a 2025-03-26 batch
-            if not any(isinstance(item, dict) for item in message):
-                raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
-            share = size // len(message)
-            for item in message:  # a stray non-object in a batch costs only itself
-                try:
-                    if not isinstance(item, dict):  # never a nested batch
-                        raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(item).__name__}")
-                    self._receive_one(item, share)
-                except ProtocolError as exc:
-                    log.warning("[%s] Skipping batch item: %s", self.name, exc)
-            return
-        self._receive_one(message, size)
+            self._receive_batch(message, size)
+        else:
+            self._receive_one(message, size)
+
+    def _receive_batch(self, batch: List[Any], size: int) -> None:
+        """Route each message of a batch (``size`` bytes in all); a stray non-object costs only itself.
+
+        Raises:
+            ProtocolError: no member is a message object.
+        """
+        if not any(isinstance(item, dict) for item in batch):
+            raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
+        share = size // len(batch)
+        for item in batch:
+            try:
+                if not isinstance(item, dict):  # never a nested batch
+                    raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(item).__name__}")
+                self._receive_one(item, share)
+            except ProtocolError as exc:
+                log.warning("[%s] Skipping batch item: %s", self.name, exc)
 
     def refuse(self, message: Any, error: ProtocolError) -> None:
         """Reader thread: the transport decoded ``message`` but will not deliver it (``error`` says
@@ -477,10 +507,7 @@ class Engine:
             size = rpc.rough_size(params)
         hook = self._notification_hook
         if hook is not None:
-            try:
-                hook(method, params)
-            except Exception:  # internal bookkeeping; must never stop the reader
-                log.exception("[%s] Notification hook raised", self.name)
+            self._call_hook(hook, method, params)
         if method == rpc.PROGRESS and params is not None:
             self._route_progress(params, size)
         elif method == rpc.CANCELLED and params is not None:
@@ -490,6 +517,13 @@ class Engine:
             refused = self._dispatcher.offer(size, sink, method, params)
             if refused is not None:
                 self._report_drop(method, refused, size)
+
+    def _call_hook(self, hook: Callable[[str, Optional[JSONObject]], None], method: str,
+                   params: Optional[JSONObject]) -> None:
+        try:
+            hook(method, params)
+        except Exception:  # internal bookkeeping; must never stop the reader
+            log.exception("[%s] Notification hook raised", self.name)
 
     def _route_progress(self, params: JSONObject, size: int) -> None:
         token = params.get("progressToken")
@@ -566,6 +600,32 @@ class Engine:
 
 def _mib(count: Optional[int]) -> str:
     return "none" if count is None else f"{count / (1024 * 1024):g} MiB"
+
+
+def _announced(request_id: int, params: Optional[JSONObject], on_request_id: Optional[Callable[[int], None]],
+               on_progress: Optional[ProgressCallback]) -> Optional[JSONObject]:
+    """A request's params, once its id is told to ``on_request_id``: with that id as their
+    ``progressToken`` when progress is asked for (a copy: the caller's dict is left alone)."""
+    if on_request_id is not None:
+        on_request_id(request_id)
+    if on_progress is None:
+        return params
+    params = dict(params or {})
+    meta = dict(params.get("_meta") or {})
+    meta["progressToken"] = request_id
+    params["_meta"] = meta
+    return params
+
+
+def _stops(timeout: Optional[float], max_total: Optional[float], start: float) -> Tuple[float, float]:
+    """``(limit, hard_stop)`` of a wait begun at ``start``: the seconds without an answer (or progress)
+    it allows, and the clock time it may not pass (``math.inf``: no limit)."""
+    return (math.inf if timeout is None else timeout), (math.inf if max_total is None else start + max_total)
+
+
+def _spent(deadline: float, hard_stop: float, max_total: Optional[float], limit: float) -> float:
+    """The budget a request that timed out at ``deadline`` had: the hard stop's, if that came first."""
+    return max_total if deadline >= hard_stop and max_total is not None else limit
 
 
 def _budget(timeout: Optional[float], max_total: Optional[float]) -> float:
