@@ -177,6 +177,13 @@ def fetch_tools(client: Client, timeout: Optional[float]) -> List[Tool]:
         return []
 
 
+def _limits(name: str, config: Optional[ServerConfig]) -> Optional[Limits]:
+    """rate_limit / max_concurrency: one set of limits for the server, kept across its reconnects."""
+    if config is None or not (config.rate_limit or config.max_concurrency):
+        return None
+    return Limits(name, config.rate_limit, config.max_concurrency)
+
+
 class ManagedServer:
     """One server's connection and status; every field is guarded by ``host._cond``."""
 
@@ -201,24 +208,27 @@ class ManagedServer:
         self.transport_kind: Optional[str] = None  # what the last connection really used ("sse" after a fallback)
         self.waiting_since = time.monotonic()  # when the current connection attempt (or its wait) began
         self._burst: Deque[float] = collections.deque()  # start times of this outage's attempts
-        # rate_limit / max_concurrency: one set of limits for the server, kept across its reconnects
-        self.limits = (Limits(name, config.rate_limit, config.max_concurrency)
-                       if config is not None and (config.rate_limit or config.max_concurrency) else None)
+        self.limits = _limits(name, config)
         self._failures = 0
         self._up_since = 0.0  # monotonic time the current connection was made
         if error is not None:
             self._record_locked(error)
             self.state = FAILED
             self.reason = "invalid config"
-        elif config is not None and not config.trusted:
+        elif config is not None:
+            self._screen(config)
+
+    def _screen(self, config: ServerConfig) -> None:
+        """The state a valid config starts in: untrusted (its refusal recorded) or disabled; else idle."""
+        if not config.trusted:
             try:
                 config.transport_config()  # refuses an untrusted entry, saying why and what to do
             except ConfigError as exc:
                 self._record_locked(exc)
             self.state = UNTRUSTED
             self.reason = "its project file is not trusted"
-        elif config is not None and not config.enabled:
-            self.state, self.reason = DISABLED, str(disabled_error(name, config))
+        elif not config.enabled:
+            self.state, self.reason = DISABLED, str(disabled_error(self.name, config))
 
     def __repr__(self) -> str:
         return f"<ManagedServer {self.name!r} {self.state}>"
@@ -326,7 +336,7 @@ class ManagedServer:
         config = self.config
         assert config is not None
         with self.host.cond:
-            if generation != self.generation or self.state == CLOSED:
+            if self._superseded_locked(generation):
                 return  # superseded while it waited for its turn
         try:
             transport = create_transport(config.transport_config(), name=config.name, timeout=self.timeout)
@@ -346,7 +356,7 @@ class ManagedServer:
         client.on_notification(NOTIFY_TOOLS_LIST_CHANGED, lambda _params: _list_changed(me, client_ref))
         client.on_session_renewed(lambda: _list_changed(me, client_ref))  # a restarted server: maybe other tools
         with self.host.cond:
-            if generation != self.generation or self.state == CLOSED:
+            if self._superseded_locked(generation):
                 return  # superseded before anything was opened: nothing to release
             self.attempt = client
         try:
@@ -360,20 +370,7 @@ class ManagedServer:
             self._attempt_failed(generation, exc, client)
             return
         with self.host.cond:
-            if self.attempt is client:
-                self.attempt = None
-            current = generation == self.generation and self.state != CLOSED
-            if current:
-                if self.state == RECONNECTING:
-                    self.reconnects += 1
-                self.client = client
-                self.transport_kind = config_type(client.transport)
-                self.connected_at = time.time()
-                self._up_since = time.monotonic()
-                self._failures = 0
-                self.reason = None
-                self.host.apply_tools_locked(self.name, tools, False)
-                self._set_state_locked(CONNECTED)
+            current = self._adopt_locked(generation, client, tools)
         if not current:
             release(client)  # closed, removed or superseded while connecting: never orphan it
             return
@@ -381,6 +378,29 @@ class ManagedServer:
         self.host.tools_fetched(self, tools)
         if _engine_closed(client):  # it closed before it became current: its on_close may have been ignored
             self.lost(client)
+
+    def _superseded_locked(self, generation: int) -> bool:
+        """The attempt of ``generation`` is no longer wanted: a newer one began, or the server closed."""
+        return generation != self.generation or self.state == CLOSED
+
+    def _adopt_locked(self, generation: int, client: Client, tools: List[Tool]) -> bool:
+        """Make ``client``, just connected with ``tools``, the server's connection; False (and nothing
+        changed) if its attempt was superseded meanwhile."""
+        if self.attempt is client:
+            self.attempt = None
+        if self._superseded_locked(generation):
+            return False
+        if self.state == RECONNECTING:
+            self.reconnects += 1
+        self.client = client
+        self.transport_kind = config_type(client.transport)
+        self.connected_at = time.time()
+        self._up_since = time.monotonic()
+        self._failures = 0
+        self.reason = None
+        self.host.apply_tools_locked(self.name, tools, False)
+        self._set_state_locked(CONNECTED)
+        return True
 
     def _attempt_failed(self, generation: int, exc: BaseException, client: Optional[Client]) -> None:
         with self.host.cond:
@@ -507,13 +527,9 @@ class ManagedServer:
         try:
             with cond:
                 while True:
-                    if self.state == CONNECTED and self.client is not None:
-                        if self.client.connected:
-                            return self.client
-                        # It died and its on_close is on the way (that will notify): wait for it,
-                        # then for the reconnect, rather than hand out a dead connection.
-                    elif self.state not in WAITING:
-                        raise self.not_connected_locked()
+                    client = self._usable_locked()
+                    if client is not None:
+                        return client
                     if cancel is not None and cancel.cancelled:
                         raise RequestCancelled(cancel.reason)
                     remaining = deadline.remaining()
@@ -523,6 +539,20 @@ class ManagedServer:
         finally:
             if unregister is not None:
                 unregister()
+
+    def _usable_locked(self) -> Optional[Client]:
+        """The server's connection if it is connected and alive; None while one is on its way.
+
+        Raises:
+            ServerNotConnected: the server failed, was closed or was never started.
+        """
+        if self.state == CONNECTED and self.client is not None:
+            # Not alive: its on_close is on the way (that will notify). Wait for it, then for the
+            # reconnect, rather than hand out a dead connection.
+            return self.client if self.client.connected else None
+        if self.state not in WAITING:
+            raise self.not_connected_locked()
+        return None
 
     def _still_waiting_locked(self, budget: float) -> RequestTimeout:
         """The error of a call that gave up waiting for the connection: for how long the server has
