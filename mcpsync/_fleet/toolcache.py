@@ -149,15 +149,7 @@ class ToolCache:
             raise ValueError(f"unknown version {entry.get('version')!r}")
         if entry.get("server") != server:
             raise ValueError(f"holds server {entry.get('server')!r}")
-        saved = entry.get("saved_at")
-        if isinstance(saved, bool) or not isinstance(saved, (int, float)):
-            raise ValueError("no saved_at time")
-        try:
-            finite = math.isfinite(float(saved))
-        except OverflowError:  # an integer too big for a float
-            finite = False
-        if not finite:  # NaN would never expire
-            raise ValueError("saved_at is not a finite time")
+        _check_saved_at(entry.get("saved_at"))
         tools = entry.get("tools")
         if not isinstance(tools, list) or not all(
                 isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):
@@ -195,3 +187,19 @@ class ToolCache:
                     os.unlink(tmp)
                 except OSError:
                     pass
+
+
+def _check_saved_at(saved: Any) -> None:
+    """A cache entry's ``saved_at`` must be a finite number of seconds (NaN would never expire).
+
+    Raises:
+        ValueError: it is not.
+    """
+    if isinstance(saved, bool) or not isinstance(saved, (int, float)):
+        raise ValueError("no saved_at time")
+    try:
+        finite = math.isfinite(float(saved))
+    except OverflowError:  # an integer too big for a float
+        finite = False
+    if not finite:
+        raise ValueError("saved_at is not a finite time")
