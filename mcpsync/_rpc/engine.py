@@ -173,7 +173,7 @@ class Engine:
             notify_cancel, _max_output = options  # the cap on a result is the session layer's
         if cancel is not None and cancel.cancelled:
             raise RequestCancelled(cancel.reason)
-        timeout, max_total_timeout = self._limits(timeout, max_total_timeout, deadline)
+        timeout, max_total_timeout = _limits(timeout, max_total_timeout, deadline, self.default_timeout)
         start = time.monotonic()  # one deadline spans the write and the wait
         wake = _take_lock()
         waiter = _Waiter(method, on_progress, reset_timeout_on_progress and on_progress is not None, wake)
@@ -197,24 +197,8 @@ class Engine:
         finally:
             self._release(request_id, unregister, wake)
 
-    def _limits(self, timeout: Optional[float], max_total: Optional[float],
-                deadline: Optional[Deadline]) -> Tuple[Optional[float], Optional[float]]:
-        """``(timeout, max_total)`` of a request: the engine's default timeout when it names none, and
-        the operation's ``deadline`` folded into the per-request hard stop (the operation's end caps it)."""
-        if timeout is None:
-            timeout = self.default_timeout
-        if deadline is not None:
-            left = max(deadline.remaining(), 0.0)
-            if max_total is None or left < max_total:
-                max_total = left
-        return timeout, max_total
-
     def _register(self, waiter: _Waiter) -> int:
-        """A new request id, with ``waiter`` waiting for its answer (its lock returned if the engine is closed).
-
-        Raises:
-            TransportClosed: the connection is closed (stamped: the request never left).
-        """
+        """A new request id, ``waiter`` waiting for its answer; TransportClosed (never left) if closed."""
         with self._lock:
             if self._closed is not None:
                 _return_lock(waiter.wake)
@@ -234,13 +218,11 @@ class Engine:
                 self.ledger.record(request_id, delivery.NEVER_LEFT)  # the writer saw no byte leave
             raise delivery.stamp(exc, self.ledger.take(request_id))
         except RequestTimeout:
-            # The server did not take the request in time (it stopped reading). It has at most
-            # part of it, which the next write completes; no cancellation is sent for it.
+            # The server stopped reading: it has at most part of it, which the next write completes (no cancel).
             raise self._timeout(budget, message["method"], "Request", unread=True) from None
 
     def _release(self, request_id: int, unregister: Optional[Callable[[], None]], wake: LockType) -> None:
-        """A request's end, on every path: its waiter removed (a late response is dropped, not
-        misrouted), its ledger entry and cancel callback gone, its wake-up lock returned."""
+        """A request's end, on every path: waiter (a late answer is dropped), ledger entry, cancel callback gone."""
         with self._lock:
             self._waiters.pop(request_id, None)
         self.ledger.forget(request_id)
@@ -263,7 +245,9 @@ class Engine:
             if waiter.ready:
                 return self._outcome(waiter)
             if cancel is not None and cancel.cancelled:
-                raise self._cancelled(request_id, cancel.reason, notify_cancel)
+                if notify_cancel:
+                    self._abandon(request_id, cancel.reason)
+                raise RequestCancelled(cancel.reason)
             if waiter.progressed:
                 waiter.progressed = False
                 deadline = min(time.monotonic() + limit, hard_stop)
@@ -279,12 +263,6 @@ class Engine:
         if notify_cancel:
             self._abandon(request_id, "Request timed out")
         return self._timeout(budget, waiter.method, waiter.timeout_label)
-
-    def _cancelled(self, request_id: int, reason: Any, notify_cancel: bool) -> RequestCancelled:
-        """A request's cancel fired while it waited: tell the peer (unless told not to); the error to raise."""
-        if notify_cancel:
-            self._abandon(request_id, reason)
-        return RequestCancelled(reason)
 
     def _timeout(self, budget: float, method: str, label: str, unread: bool = False) -> RequestTimeout:
         """The timeout error, naming this connection and ``method``, with the transport's hint."""
@@ -428,11 +406,7 @@ class Engine:
             self._receive_one(message, size)
 
     def _receive_batch(self, batch: List[Any], size: int) -> None:
-        """Route each message of a batch (``size`` bytes in all); a stray non-object costs only itself.
-
-        Raises:
-            ProtocolError: no member is a message object.
-        """
+        """Route each message of a batch (``size`` bytes in all); ProtocolError if none is an object."""
         if not any(isinstance(item, dict) for item in batch):
             raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
         share = size // len(batch)
@@ -505,9 +479,7 @@ class Engine:
             params = None
         if not size:
             size = rpc.rough_size(params)
-        hook = self._notification_hook
-        if hook is not None:
-            self._call_hook(hook, method, params)
+        _run_hook(self.name, self._notification_hook, method, params)
         if method == rpc.PROGRESS and params is not None:
             self._route_progress(params, size)
         elif method == rpc.CANCELLED and params is not None:
@@ -517,13 +489,6 @@ class Engine:
             refused = self._dispatcher.offer(size, sink, method, params)
             if refused is not None:
                 self._report_drop(method, refused, size)
-
-    def _call_hook(self, hook: Callable[[str, Optional[JSONObject]], None], method: str,
-                   params: Optional[JSONObject]) -> None:
-        try:
-            hook(method, params)
-        except Exception:  # internal bookkeeping; must never stop the reader
-            log.exception("[%s] Notification hook raised", self.name)
 
     def _route_progress(self, params: JSONObject, size: int) -> None:
         token = params.get("progressToken")
@@ -600,6 +565,29 @@ class Engine:
 
 def _mib(count: Optional[int]) -> str:
     return "none" if count is None else f"{count / (1024 * 1024):g} MiB"
+
+
+def _limits(timeout: Optional[float], max_total: Optional[float], deadline: Optional[Deadline],
+            default: Optional[float]) -> Tuple[Optional[float], Optional[float]]:
+    """``(timeout, max_total)`` of a request: ``default`` when it names no timeout, and the operation's
+    ``deadline`` folded into the per-request hard stop (the operation's end caps it)."""
+    if timeout is None:
+        timeout = default
+    if deadline is not None:
+        left = max(deadline.remaining(), 0.0)
+        if max_total is None or left < max_total:
+            max_total = left
+    return timeout, max_total
+
+
+def _run_hook(name: str, hook: Optional[NotificationSink], method: str, params: Optional[JSONObject]) -> None:
+    """The engine's notification hook (if it has one) told of a notification; it may not stop the reader."""
+    if hook is None:
+        return
+    try:
+        hook(method, params)
+    except Exception:  # internal bookkeeping; must never stop the reader
+        log.exception("[%s] Notification hook raised", name)
 
 
 def _announced(request_id: int, params: Optional[JSONObject], on_request_id: Optional[Callable[[int], None]],
