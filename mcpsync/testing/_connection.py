@@ -395,7 +395,7 @@ class Connection:
 
     def _answer(self, run: Invocation, produce: Callable[[], JSONObject]) -> None:
         """Run ``produce`` and answer the run's current request with its result or error."""
-        outcome, failure = self._outcome(run, produce)
+        outcome, failure = _outcome(run, produce, self.side.name)
         with self._lock:
             request_id = run.request_id
             run.request_id = None
@@ -407,23 +407,6 @@ class Connection:
             self.error(request_id, failure.code, failure.message, failure.data)
         else:
             self.reply(request_id, finish_result(self.side, run, outcome or {}))
-
-    def _outcome(self, run: Invocation,
-                 produce: Callable[[], JSONObject]) -> Tuple[Optional[JSONObject], Optional[MCPError]]:
-        """``(result, error)`` of running ``produce``: one of them, or neither when no answer is due."""
-        try:
-            return produce(), None
-        except NoAnswer:
-            return None, None
-        except RequestCancelled as exc:
-            if run.cancelled.is_set() or run.request_id is None:
-                return None, None  # cancelled by the client, or abandoned: no answer is expected
-            return None, MCPError(rpc.INTERNAL_ERROR, f"Request cancelled: {exc.reason}")
-        except MCPError as exc:
-            return None, exc
-        except Exception as exc:
-            log.exception("[%s] %s failed", self.side.name, run.method)
-            return None, MCPError(rpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
 
     # -- the server's requests to the client -------------------------------------------------
 
@@ -511,3 +494,21 @@ def _params_and_meta(raw_params: Any) -> Tuple[JSONObject, JSONObject]:
     params: JSONObject = raw_params if isinstance(raw_params, dict) else {}
     raw_meta = params.get("_meta")
     return params, (raw_meta if isinstance(raw_meta, dict) else {})
+
+
+def _outcome(run: Invocation, produce: Callable[[], JSONObject],
+             server: str) -> Tuple[Optional[JSONObject], Optional[MCPError]]:
+    """``(result, error)`` of running ``produce`` for ``run``: one of them, or neither when no answer is due."""
+    try:
+        return produce(), None
+    except NoAnswer:
+        return None, None
+    except RequestCancelled as exc:
+        if run.cancelled.is_set() or run.request_id is None:
+            return None, None  # cancelled by the client, or abandoned: no answer is expected
+        return None, MCPError(rpc.INTERNAL_ERROR, f"Request cancelled: {exc.reason}")
+    except MCPError as exc:
+        return None, exc
+    except Exception as exc:
+        log.exception("[%s] %s failed", server, run.method)
+        return None, MCPError(rpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
