@@ -14,7 +14,7 @@ raises :class:`~mcpsync.ProtocolError` without being held whole in memory.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Callable, ClassVar, Dict, Iterable, Iterator, List, Optional, Union
 
 from ..exceptions import ProtocolError
 
@@ -180,7 +180,7 @@ class SSEParser:
         name, sep, raw = line.partition(b":")
         if sep and raw[:1] == b" ":
             raw = raw[1:]
-        field = _FIELDS.get(name)
+        field = self._FIELDS.get(name)
         if field is not None:  # a field of another name is ignored, as the standard says
             field(self, raw)
 
@@ -203,6 +203,11 @@ class SSEParser:
         if raw.isdigit():
             self.retry = MAX_RETRY if len(raw) > _MAX_RETRY_DIGITS else min(int(raw) / 1000.0, MAX_RETRY)
 
+    #: What each field of a line (other than ``data:``, read on the fast path) sets, by its name.
+    _FIELDS: ClassVar[Dict[bytes, Callable[["SSEParser", bytes], None]]] = {
+        b"data": _empty_data, b"event": _event_field, b"id": _id_field, b"retry": _retry_field,
+    }
+
     def _dispatch(self) -> Optional[SSEEvent]:
         if not self._dirty:
             return None  # consecutive blank lines
@@ -223,13 +228,6 @@ class SSEParser:
         self._data_size = 0
         self._event_type = ""
         self._dirty = False
-
-
-#: What each field of a line (other than ``data:``, read on the fast path) sets, by its name.
-_FIELDS: Dict[bytes, Callable[[SSEParser, bytes], None]] = {
-    b"data": SSEParser._empty_data, b"event": SSEParser._event_field, b"id": SSEParser._id_field,
-    b"retry": SSEParser._retry_field,
-}
 
 
 def _sendable_id(value: str) -> bool:
