@@ -73,17 +73,16 @@ LONG_CLASSES = {
     "mcpsync.transports.streamable_http.StreamableHTTPTransport": 501,  # POST, GET stream, session, fallback
 }
 LONG_FUNCTIONS = {
-    # the one request path: waiter, write by the deadline, the wait, the delivery ledger's verdict
-    "mcpsync._rpc.engine.Engine.request": 83,
     # defines the requests-based classes inside a function so requests loads late
     "mcpsync.transports._http_session._session_classes": 202,
 }
 # radon's blocks rated C or worse, per 1,000 lines of source. The aim is requests' 2.0; today's
 # figure is pinned (3.88 when issue 21 began, 4.09 once that step met the security, delivery,
-# telemetry and cassette work), and the pin only ever moves down (a ratchet): lower it when the
-# figure falls.
+# telemetry and cassette work, 2.49 once the features, transports' helpers, RPC, testing, fleet and
+# telemetry modules were split along their jobs), and the pin only ever moves down (a ratchet):
+# lower it when the figure falls.
 RADON_AIM = 2.0
-RADON_CEILING = 4.1
+RADON_CEILING = 2.5
 RADON_RATCHET_SLACK = 0.3  # the figure this far under the pin: lower the pin
 
 # The RPC layer and the method names it must not know (issue 11, rule 2).
