@@ -62,7 +62,7 @@ class _Waiter:
     __slots__ = ("wake", "method", "done", "ready", "result", "error", "on_progress", "progressed",
                  "wake_on_progress", "timeout_label")
 
-    def __init__(self, method: str, on_progress: Optional[ProgressCallback], wake_on_progress: bool,
+    def __init__(self, method: str, on_progress: Optional[ProgressCallback], reset_timeout_on_progress: bool,
                  wake: LockType) -> None:
         self.wake = wake
         self.method = method
@@ -72,7 +72,7 @@ class _Waiter:
         self.error: Optional[BaseException] = None
         self.on_progress = on_progress
         self.progressed = False
-        self.wake_on_progress = wake_on_progress
+        self.wake_on_progress = reset_timeout_on_progress and on_progress is not None  # progress restarts the wait
         self.timeout_label = "Request"
 
 
@@ -171,42 +171,48 @@ class Engine:
         """
         timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout, deadline, on_request_id, \
             notify_cancel, _max_output = options  # the cap on a result is the session layer's
-        if cancel is not None and cancel.cancelled:
-            raise RequestCancelled(cancel.reason)
-        timeout, max_total_timeout = _limits(timeout, max_total_timeout, deadline, self.default_timeout)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        if timeout is None:
+            timeout = self.default_timeout
+        if deadline is not None:  # the operation's end caps this request: fold it into the hard stop
+            max_total_timeout = _capped(max_total_timeout, deadline)
         start = time.monotonic()  # one deadline spans the write and the wait
         wake = _take_lock()
-        waiter = _Waiter(method, on_progress, reset_timeout_on_progress and on_progress is not None, wake)
-        request_id = self._register(waiter)
+        waiter = _Waiter(method, on_progress, reset_timeout_on_progress, wake)
+        with self._lock:
+            if self._closed is not None:
+                _return_lock(wake)
+                raise delivery.stamp(self._closed(), delivery.NEVER_LEFT)
+            request_id = self._next_id
+            self._next_id += 1
+            self._waiters[request_id] = waiter
         unregister: Optional[Callable[[], None]] = None
-        sent = False
+        tell_peer = False  # whether a Ctrl-C tells the server: once the request may have left
         try:
-            params = _announced(request_id, params, on_request_id, on_progress)
+            if on_request_id is not None:
+                on_request_id(request_id)
+            if on_progress is not None:
+                params = _with_progress_token(params, request_id)
             if cancel is not None:
                 unregister = cancel.add_callback(lambda _reason: _wake(wake))
             message = rpc.make_request(request_id, method, params)
             # Count it as sent before writing: a Ctrl-C landing inside or just after the write
             # must still tell the server (a cancel for an id it never saw is harmless).
-            sent = True
+            tell_peer = notify_cancel
             self._send_request(request_id, message, _budget(timeout, max_total_timeout), start, cancel)
             return self._wait(request_id, waiter, timeout, cancel, max_total_timeout, start, notify_cancel)
         except KeyboardInterrupt:
-            if sent and notify_cancel and not waiter.done:
-                self._abandon(request_id, "KeyboardInterrupt")
+            self._interrupted(request_id, waiter, tell_peer)
             raise
         finally:
-            self._release(request_id, unregister, wake)
-
-    def _register(self, waiter: _Waiter) -> int:
-        """A new request id, ``waiter`` waiting for its answer; TransportClosed (never left) if closed."""
-        with self._lock:
-            if self._closed is not None:
-                _return_lock(waiter.wake)
-                raise delivery.stamp(self._closed(), delivery.NEVER_LEFT)
-            request_id = self._next_id
-            self._next_id += 1
-            self._waiters[request_id] = waiter
-        return request_id
+            # Remove the waiter on every path so a late response is dropped, not misrouted.
+            with self._lock:
+                self._waiters.pop(request_id, None)
+            self.ledger.forget(request_id)
+            if unregister is not None:
+                unregister()
+            _return_lock(wake)
 
     def _send_request(self, request_id: int, message: JSONObject, budget: float, start: float,
                       cancel: Optional[CancelToken]) -> None:
@@ -221,18 +227,15 @@ class Engine:
             # The server stopped reading: it has at most part of it, which the next write completes (no cancel).
             raise self._timeout(budget, message["method"], "Request", unread=True) from None
 
-    def _release(self, request_id: int, unregister: Optional[Callable[[], None]], wake: LockType) -> None:
-        """A request's end, on every path: waiter (a late answer is dropped), ledger entry, cancel callback gone."""
-        with self._lock:
-            self._waiters.pop(request_id, None)
-        self.ledger.forget(request_id)
-        if unregister is not None:
-            unregister()
-        _return_lock(wake)
+    def _interrupted(self, request_id: int, waiter: _Waiter, tell_peer: bool) -> None:
+        """A Ctrl-C ended the call: the server is told, if the request may have left and is unanswered."""
+        if tell_peer and not waiter.done:
+            self._abandon(request_id, "KeyboardInterrupt")
 
     def _wait(self, request_id: int, waiter: _Waiter, timeout: Optional[float],
               cancel: Optional[CancelToken], max_total: Optional[float], start: float, notify_cancel: bool) -> Any:
-        limit, hard_stop = _stops(timeout, max_total, start)
+        limit = math.inf if timeout is None else timeout
+        hard_stop = math.inf if max_total is None else start + max_total
         deadline = min(start + limit, hard_stop)
         while True:
             if waiter.ready:
@@ -244,10 +247,8 @@ class Engine:
             waiter.wake.acquire(True, -1 if remaining > _MAX_PARK else remaining)
             if waiter.ready:
                 return self._outcome(waiter)
-            if cancel is not None and cancel.cancelled:
-                if notify_cancel:
-                    self._abandon(request_id, cancel.reason)
-                raise RequestCancelled(cancel.reason)
+            if cancel is not None:
+                self._stop_if_cancelled(request_id, cancel, notify_cancel)
             if waiter.progressed:
                 waiter.progressed = False
                 deadline = min(time.monotonic() + limit, hard_stop)
@@ -263,6 +264,13 @@ class Engine:
         if notify_cancel:
             self._abandon(request_id, "Request timed out")
         return self._timeout(budget, waiter.method, waiter.timeout_label)
+
+    def _stop_if_cancelled(self, request_id: int, cancel: CancelToken, notify_cancel: bool) -> None:
+        """Raise RequestCancelled if ``cancel`` fired while the request waited (the peer told, unless not to)."""
+        if cancel.cancelled:
+            if notify_cancel:
+                self._abandon(request_id, cancel.reason)
+            raise RequestCancelled(cancel.reason)
 
     def _timeout(self, budget: float, method: str, label: str, unread: bool = False) -> RequestTimeout:
         """The timeout error, naming this connection and ``method``, with the transport's hint."""
@@ -401,22 +409,9 @@ class Engine:
             self._resolve(message)  # the common case, a plain response: what classify() would conclude
             return
         if isinstance(message, list):  # a 2025-03-26 batch
-            self._receive_batch(message, size)
+            _receive_batch(message, size, self._receive_one, self.name)
         else:
             self._receive_one(message, size)
-
-    def _receive_batch(self, batch: List[Any], size: int) -> None:
-        """Route each message of a batch (``size`` bytes in all); ProtocolError if none is an object."""
-        if not any(isinstance(item, dict) for item in batch):
-            raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
-        share = size // len(batch)
-        for item in batch:
-            try:
-                if not isinstance(item, dict):  # never a nested batch
-                    raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(item).__name__}")
-                self._receive_one(item, share)
-            except ProtocolError as exc:
-                log.warning("[%s] Skipping batch item: %s", self.name, exc)
 
     def refuse(self, message: Any, error: ProtocolError) -> None:
         """Reader thread: the transport decoded ``message`` but will not deliver it (``error`` says
@@ -567,17 +562,25 @@ def _mib(count: Optional[int]) -> str:
     return "none" if count is None else f"{count / (1024 * 1024):g} MiB"
 
 
-def _limits(timeout: Optional[float], max_total: Optional[float], deadline: Optional[Deadline],
-            default: Optional[float]) -> Tuple[Optional[float], Optional[float]]:
-    """``(timeout, max_total)`` of a request: ``default`` when it names no timeout, and the operation's
-    ``deadline`` folded into the per-request hard stop (the operation's end caps it)."""
-    if timeout is None:
-        timeout = default
-    if deadline is not None:
-        left = max(deadline.remaining(), 0.0)
-        if max_total is None or left < max_total:
-            max_total = left
-    return timeout, max_total
+def _receive_batch(batch: List[Any], size: int, receive_one: Callable[[Any, int], None], name: str) -> None:
+    """Route each message of a batch (``size`` bytes in all) with ``receive_one``; a stray non-object
+    costs only itself. Raises ProtocolError if no member is an object."""
+    if not any(isinstance(item, dict) for item in batch):
+        raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
+    share = size // len(batch)
+    for item in batch:
+        try:
+            if not isinstance(item, dict):  # never a nested batch
+                raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(item).__name__}")
+            receive_one(item, share)
+        except ProtocolError as exc:
+            log.warning("[%s] Skipping batch item: %s", name, exc)
+
+
+def _capped(max_total: Optional[float], deadline: Deadline) -> float:
+    """A request's hard stop (seconds) once the operation's ``deadline`` is folded in."""
+    left = max(deadline.remaining(), 0.0)
+    return left if max_total is None or left < max_total else max_total
 
 
 def _run_hook(name: str, hook: Optional[NotificationSink], method: str, params: Optional[JSONObject]) -> None:
@@ -590,25 +593,14 @@ def _run_hook(name: str, hook: Optional[NotificationSink], method: str, params: 
         log.exception("[%s] Notification hook raised", name)
 
 
-def _announced(request_id: int, params: Optional[JSONObject], on_request_id: Optional[Callable[[int], None]],
-               on_progress: Optional[ProgressCallback]) -> Optional[JSONObject]:
-    """A request's params, once its id is told to ``on_request_id``: with that id as their
-    ``progressToken`` when progress is asked for (a copy: the caller's dict is left alone)."""
-    if on_request_id is not None:
-        on_request_id(request_id)
-    if on_progress is None:
-        return params
+def _with_progress_token(params: Optional[JSONObject], request_id: int) -> JSONObject:
+    """A copy of ``params`` whose ``_meta`` names ``request_id`` as the progress token (the caller's
+    dict is left alone)."""
     params = dict(params or {})
     meta = dict(params.get("_meta") or {})
     meta["progressToken"] = request_id
     params["_meta"] = meta
     return params
-
-
-def _stops(timeout: Optional[float], max_total: Optional[float], start: float) -> Tuple[float, float]:
-    """``(limit, hard_stop)`` of a wait begun at ``start``: the seconds without an answer (or progress)
-    it allows, and the clock time it may not pass (``math.inf``: no limit)."""
-    return (math.inf if timeout is None else timeout), (math.inf if max_total is None else start + max_total)
 
 
 def _spent(deadline: float, hard_stop: float, max_total: Optional[float], limit: float) -> float:

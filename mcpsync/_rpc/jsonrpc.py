@@ -124,7 +124,13 @@ def decode(data: Union[bytes, str]) -> Any:
     """
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        value = _value_of(text)
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration:  # leading whitespace, or no value: the full decoder decides and says why
+            value = _decode_text(text)
+        else:
+            if text[end:].strip(" \t\n\r"):
+                value = _decode_text(text)  # something after the value: the full decoder says what
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"Message is not valid UTF-8: {exc}") from exc
     except RecursionError as exc:
@@ -133,23 +139,16 @@ def decode(data: Union[bytes, str]) -> Any:
     except ValueError as exc:
         raise ProtocolError(f"Message is not valid JSON: {exc}") from exc
     if len(text) > 2 * MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH:
-        depth = nesting_depth(value)
-        if depth > MAX_DEPTH:
-            raise NestedTooDeeply(f"Message is nested too deeply: nested {depth} levels deep; at most "
-                                  f"{MAX_DEPTH} are accepted; {_ADVICE}", value)
+        _check_depth(value)
     return value
 
 
-def _value_of(text: str) -> Any:
-    """The JSON value ``text`` holds: the scanner's, when nothing but blanks follows the value (the
-    common case); otherwise the full decoder's, which says what is wrong."""
-    try:
-        value, end = _scan(text, 0)
-    except StopIteration:  # leading whitespace, or no value: the full decoder decides and says why
-        return _decode_text(text)
-    if end != len(text) and text[end:].strip(" \t\n\r"):
-        return _decode_text(text)  # something after the value: the full decoder says what
-    return value
+def _check_depth(value: Any) -> None:
+    """Raise NestedTooDeeply (holding ``value``) if it nests more than :data:`MAX_DEPTH` levels."""
+    depth = nesting_depth(value)
+    if depth > MAX_DEPTH:
+        raise NestedTooDeeply(f"Message is nested too deeply: nested {depth} levels deep; at most "
+                              f"{MAX_DEPTH} are accepted; {_ADVICE}", value)
 
 
 _ADVICE = "no MCP message needs that many: ask the server's author to send flatter JSON"
