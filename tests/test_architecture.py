@@ -72,17 +72,16 @@ LONG_CLASSES = {
     "mcpsync.transports.streamable_http.StreamableHTTPTransport": 498,  # POST, GET stream, session, fallback
 }
 LONG_FUNCTIONS = {
-    # the one request path: waiter, write by the deadline, the wait, the delivery ledger's verdict
-    "mcpsync._rpc.engine.Engine.request": 83,
     # defines the requests-based classes inside a function so requests loads late
     "mcpsync.transports._http_session._session_classes": 202,
 }
 # radon's blocks rated C or worse, per 1,000 lines of source. The aim is requests' 2.0; today's
 # figure is pinned (3.88 when issue 21 began, 4.09 once that step met the security, delivery,
-# telemetry and cassette work), and the pin only ever moves down (a ratchet): lower it when the
-# figure falls.
+# telemetry and cassette work, 0.71 once every C-or-worse function of the package was split
+# along its jobs), and the pin only ever moves down (a ratchet):
+# lower it when the figure falls.
 RADON_AIM = 2.0
-RADON_CEILING = 2.2
+RADON_CEILING = 0.8
 RADON_RATCHET_SLACK = 0.3  # the figure this far under the pin: lower the pin
 
 # The RPC layer and the method names it must not know (issue 11, rule 2).

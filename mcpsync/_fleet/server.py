@@ -218,7 +218,12 @@ class ManagedServer:
             self._record_locked(error)
             self.state = FAILED
             self.reason = "invalid config"
-        elif config is not None and not config.trusted:
+        elif config is not None:
+            self._screen(config)
+
+    def _screen(self, config: ServerConfig) -> None:
+        """The state a valid config starts in: untrusted (its refusal recorded) or disabled; else idle."""
+        if not config.trusted:
             try:
                 config.transport_config()  # refuses an untrusted entry, saying why and what to do
             except ConfigError as exc:

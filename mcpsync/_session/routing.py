@@ -172,11 +172,23 @@ def _positions(root: Any) -> Iterator[Tuple[Optional[Tuple[str, ...]], Dict[str,
             continue
         yield path, node
         for keyword, value in node.items():
-            if keyword == "properties" and isinstance(value, dict):
-                stack.extend(((*path, name) if path is not None else None, sub) for name, sub in value.items())
-            elif keyword in _SUBSCHEMA:
-                stack.append((None, value))
-            elif keyword in _SUBSCHEMA_LISTS and isinstance(value, list):
-                stack.extend((None, sub) for sub in value)
-            elif keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):
-                stack.extend((None, sub) for sub in value.values())
+            stack.extend(_below(path, keyword, value))
+
+
+def _below(path: Optional[Tuple[str, ...]], keyword: str,
+           value: Any) -> List[Tuple[Optional[Tuple[str, ...]], Any]]:
+    """The subschemas under one keyword of the schema at ``path``, each with its ``properties`` path."""
+    if keyword == "properties" and isinstance(value, dict):
+        return [((*path, name) if path is not None else None, sub) for name, sub in value.items()]
+    return [(None, sub) for sub in _subschemas(keyword, value)]
+
+
+def _subschemas(keyword: str, value: Any) -> List[Any]:
+    """The subschemas another keyword holds: itself, a list's items, or a mapping's values."""
+    if keyword in _SUBSCHEMA:
+        return [value]
+    if keyword in _SUBSCHEMA_LISTS and isinstance(value, list):
+        return value
+    if keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):
+        return list(value.values())
+    return []

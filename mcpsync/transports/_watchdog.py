@@ -183,28 +183,37 @@ def end_groups(groups: List[Guarded], poll: float = _POLL) -> None:
     while pending:
         now = time.monotonic()
         live = running_groups()
-        still: List[Guarded] = []
-        for guarded in pending:
-            stage, since = stages[guarded.pgid]
-            if live is not None and guarded.pgid not in live:
-                continue  # the group has ended
-            if live is None and not _killpg(guarded.pgid, 0):
-                continue
-            waited = now - since
-            if stage == 0 and (waited >= guarded.grace or not guarded.leader_running()):
-                if guarded.identified():
-                    _killpg(guarded.pgid, signal.SIGTERM)
-                stages[guarded.pgid] = (1, now)
-            elif stage == 1 and waited >= guarded.grace:
-                if guarded.identified():
-                    _killpg(guarded.pgid, signal.SIGKILL)
-                stages[guarded.pgid] = (2, now)
-            elif stage == 2 and waited >= max(guarded.grace, 1.0):
-                continue  # unkillable (a process in uninterruptible sleep): give up on it
-            still.append(guarded)
-        pending = still
+        pending = [guarded for guarded in pending if _advance(guarded, stages, live, now)]
         if pending:
             time.sleep(poll)  # a separate process: nothing else waits on it
+
+
+def _advance(guarded: Guarded, stages: Dict[int, Tuple[int, float]], live: Optional[Set[int]], now: float) -> bool:
+    """One look at a group being ended: the next signal once its stage's wait is over. False when
+    the group has ended, or is given up on (SIGKILL went unanswered: uninterruptible sleep)."""
+    if _ended(guarded.pgid, live):
+        return False
+    stage, since = stages[guarded.pgid]
+    waited = now - since
+    if stage == 0 and (waited >= guarded.grace or not guarded.leader_running()):
+        _signal(guarded, signal.SIGTERM)
+        stages[guarded.pgid] = (1, now)
+    elif stage == 1 and waited >= guarded.grace:
+        _signal(guarded, signal.SIGKILL)
+        stages[guarded.pgid] = (2, now)
+    elif stage == 2 and waited >= max(guarded.grace, 1.0):
+        return False
+    return True
+
+
+def _ended(pgid: int, live: Optional[Set[int]]) -> bool:
+    """The group has no process left: by the listing ``live`` of running groups, or a signal-0 probe."""
+    return pgid not in live if live is not None else not _killpg(pgid, 0)
+
+
+def _signal(guarded: Guarded, sig: int) -> None:
+    if guarded.identified():  # checked again before each signal: the number may be another group's by now
+        _killpg(guarded.pgid, sig)
 
 
 def main() -> int:
