@@ -11,10 +11,10 @@
 Importing mcpsync loads neither asyncio nor any HTTP library.
 """
 
-import logging as _logging
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
+from . import _log
 from ._version import __version__
 from .cancel import CancelToken
 from .capabilities import ServerCapabilities
@@ -233,4 +233,6 @@ __all__ = [
     "parse_sse",
 ]
 
-_logging.getLogger(__name__).addHandler(_logging.NullHandler())
+# The package's NullHandler now if the application has loaded logging already, else when logging
+# is first loaded (see mcpsync/_log.py: until then no record is made at all).
+_log.install_null_handler()

@@ -6,7 +6,7 @@ the transport's. Every public method builds its ``CallOptions`` once and hands i
 
 from __future__ import annotations
 
-import logging
+from ._log import getLogger
 import threading
 import time
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
@@ -164,7 +164,7 @@ class Client:
         self.telemetry = telemetry
         self.tasks = tasks
         self.max_input_rounds = max_input_rounds
-        self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
+        self.server_log = getLogger(f"mcpsync.server.{safe_name(transport.name)}")
         self.after_fork = _fork.check_after_fork(after_fork)
         self.share = bool(share)
         self.idle_timeout = _shared.check_idle_timeout(idle_timeout)

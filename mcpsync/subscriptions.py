@@ -27,7 +27,7 @@ thread of its own, which ``close()`` joins.
 
 from __future__ import annotations
 
-import logging
+from ._log import getLogger
 import math
 import threading
 from typing import Any, Callable, Dict, List, Optional, Set
@@ -49,7 +49,7 @@ from .exceptions import (
 
 __all__ = ["Subscription"]
 
-log = logging.getLogger("mcpsync.subscriptions")
+log = getLogger("mcpsync.subscriptions")
 
 UpdateCallback = Callable[[str], None]
 ACKNOWLEDGED = NOTIFY_SUBSCRIPTIONS_ACKNOWLEDGED

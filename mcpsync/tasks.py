@@ -29,7 +29,7 @@ included.
 
 from __future__ import annotations
 
-import logging
+from ._log import getLogger
 import math
 import threading
 import time
@@ -47,7 +47,7 @@ from .types import CallToolResult, MCPObject, _Field
 
 __all__ = ["Task", "TaskInfo"]
 
-log = logging.getLogger("mcpsync.tasks")
+log = getLogger("mcpsync.tasks")
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 DEFAULT_POLL_INTERVAL = 1.0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import _thread
 import functools
-import logging
+from .._log import getLogger
 import math
 import threading
 import time
@@ -35,7 +35,7 @@ from . import delivery
 __all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "MessageTap", "NotificationSink",
            "RequestHandler"]
 
-log = logging.getLogger("mcpsync.engine")
+log = getLogger("mcpsync.engine")
 
 DEFAULT_TIMEOUT = 30.0
 

@@ -20,7 +20,7 @@ of the process; when the cached answer stops working the server is asked again.
 from __future__ import annotations
 
 import json
-import logging
+from .._log import getLogger
 import threading
 import time
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
@@ -37,7 +37,7 @@ from ..exceptions import (
 )
 from .errors import MISSING_CAPABILITY, MODERN_HTTP_ERRORS, UNSUPPORTED_VERSION, typed
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 AUTO, MODERN, LEGACY = "auto", "modern", "legacy"
 DEFAULT_PROBE_TIMEOUT = 3.0

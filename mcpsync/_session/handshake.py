@@ -37,7 +37,7 @@ Both block until the server answered, the deadline passed or the connection clos
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
@@ -58,7 +58,7 @@ from . import telemetry
 
 __all__ = ["Handshake"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: ``restore(options)``: after a renewal, ask the new session for what the old one had.
 Restore = Callable[[CallOptions], None]

@@ -17,7 +17,7 @@ Pure control flow; blocks only inside ``send``.
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import math
 from typing import Any, Callable, Optional
 
@@ -28,7 +28,7 @@ from ..exceptions import StreamBroken, TransportError
 
 __all__ = ["NOT_SENT_AGAIN", "send_again"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: Methods whose broken stream is the caller's to handle (the subscription listens again itself).
 NOT_SENT_AGAIN = frozenset({SUBSCRIPTIONS_LISTEN})

@@ -12,7 +12,7 @@ handler on the thread that calls it and never on the reader thread.
 from __future__ import annotations
 
 import copy
-import logging
+from .._log import getLogger
 import os
 from typing import Any, Callable, List, Mapping, Optional, Protocol, Sequence
 
@@ -26,7 +26,7 @@ from .callbacks import check_callback
 
 __all__ = ["HandlerOwner", "Responder", "file_uri", "with_defaults"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 
 class HandlerOwner(Protocol):

@@ -24,7 +24,7 @@ under the client's connect lock) and when a session is renewed (under the renew 
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import threading
 import time
 from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
@@ -49,7 +49,7 @@ from . import telemetry as _telemetry
 
 __all__ = ["Session", "SessionHandle", "call_options"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: ``renew(session, options)``: start a new legacy session after the server expired ours.
 Renew = Callable[["Session", CallOptions], None]

@@ -19,7 +19,7 @@ Threads: any thread may call these; each blocks for the requests it sends
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import threading
 from typing import List, Optional, Protocol, Set
 
@@ -32,7 +32,7 @@ from . import telemetry
 
 __all__ = ["ListenStreams", "Streams"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 # The list_changed notifications a modern listen stream can carry (see mcpsync.subscriptions).
 _LISTENABLE = frozenset(LIST_CHANGED)

@@ -34,7 +34,7 @@ Thread safety: any thread; the cached instruments are replaced whole (a race bui
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import sys
 import time
 from typing import Any, Callable, Dict, Optional, Protocol, Tuple
@@ -56,7 +56,7 @@ from .tracing import with_trace_context
 
 __all__ = ["SCOPE", "Traced", "notify", "request", "session_ended"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: The instrumentation scope the spans and metrics are reported under.
 SCOPE = "mcpsync"

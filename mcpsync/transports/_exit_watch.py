@@ -18,7 +18,7 @@ Thread safety: :func:`watch` and :meth:`Watch.cancel` may be called from any thr
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import os
 import threading
 import time
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 from .. import _fork
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 __all__ = ["Watch", "watch"]
 

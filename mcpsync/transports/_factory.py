@@ -21,7 +21,7 @@ first two words: they may hold secrets.
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import re
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type, Union
 
@@ -36,7 +36,7 @@ from .streamable_http import FALLBACK_STATUSES, StreamableHTTPTransport
 
 __all__ = ["TRANSPORT_OPTIONS", "Target", "config_type", "create_transport", "fallback_for", "options_of", "transport_for"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 Target = Union[str, Sequence[str], Mapping[str, Any], Transport]
 

@@ -12,13 +12,13 @@ each tool's ``inputSchema`` into a :data:`HeaderPlan` with :func:`header_plan`
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from .._protocol.methods import ROUTING_FIELDS, TOOLS_CALL
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: For one tool: property path (a chain of ``properties`` keys) -> header name token.
 HeaderPlan = Dict[Tuple[str, ...], str]

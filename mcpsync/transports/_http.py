@@ -10,7 +10,7 @@ session comes from :mod:`._http_session`, the meaning of HTTP answers from
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import math
 import threading
 import time
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "HTTPTransportBase", "new_session"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 
 class HTTPTransportBase(Transport):

@@ -10,7 +10,7 @@ is built, never by ``import mcpsync``.
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["REDIRECT_BODY_LIMIT", "Exchange", "check_verify", "current_exchange", "drop_inherited", "new_session",
            "prepared_url"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 _owner_lock = threading.Lock()
 _local = threading.local()

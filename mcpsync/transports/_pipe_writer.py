@@ -22,7 +22,7 @@ directly, with nothing in between.
 from __future__ import annotations
 
 import collections
-import logging
+from .._log import getLogger
 import math
 import os
 import threading
@@ -39,7 +39,7 @@ from . import _process
 if not _process.IS_WINDOWS:
     import select
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 #: Lines up to this size may be handed to the thread already writing (POSIX keeps
 #: pipe writes this small in one piece); longer ones wait for the pipe themselves.

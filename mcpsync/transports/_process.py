@@ -7,7 +7,7 @@ the server's process group if this process dies without closing it.
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import os
 import re
 import select
@@ -25,7 +25,7 @@ from . import _watchdog
 
 IS_WINDOWS = sys.platform == "win32"
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 #: Set to 0 (or off, false, no) to start stdio servers without the watchdog.
 WATCHDOG_ENV = "MCPSYNC_WATCHDOG"

@@ -9,7 +9,7 @@ responses with requests is the shared :class:`~mcpsync._rpc.engine.Engine`'s job
 from __future__ import annotations
 
 import abc
-import logging
+from .._log import getLogger
 import os
 import re
 import sys
@@ -28,7 +28,7 @@ from .._protocol.versions import is_modern
 from ..cancel import CancelToken
 from ..exceptions import ConnectionLost, ForkedError, TransportClosed
 
-log = logging.getLogger("mcpsync.transport")
+log = getLogger("mcpsync.transport")
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 

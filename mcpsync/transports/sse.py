@@ -10,7 +10,7 @@ runs once.
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SSETransport"]
 
-log = logging.getLogger("mcpsync.transport.sse")
+log = getLogger("mcpsync.transport.sse")
 
 
 class SSETransport(HTTPTransportBase):

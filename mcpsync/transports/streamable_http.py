@@ -30,7 +30,7 @@ again with a new id.
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["StreamableHTTPTransport"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 _POST_ACCEPT = "application/json, text/event-stream"
 _SSE = "text/event-stream"
