@@ -58,17 +58,9 @@ from .exceptions import (
     URLElicitationRequired,
 )
 from .handlers import CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, LogMessage
-from .stateless import call_mcp, parse_sse
 from .subscriptions import Subscription
 from .tasks import Task, TaskInfo
-from .transports import (
-    MemoryTransport,
-    SSETransport,
-    StdioTransport,
-    StreamableHTTPTransport,
-    Transport,
-    create_transport,
-)
+from .transports import MemoryTransport, StdioTransport, Transport, create_transport
 from .skills import LoadedSkill, Skill, SkillContent, SkillFile
 from .types import (
     AudioContent,
@@ -102,9 +94,12 @@ if _TYPE_CHECKING:
                        WorkloadIdentity)
     from .config import ServerConfig
     from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
+    from .stateless import call_mcp, parse_sse
+    from .transports import SSETransport, StreamableHTTPTransport
 
-# The manager, config and auth modules load on first use, keeping ``import mcpsync`` light
-# (auth subclasses ``requests.auth.AuthBase``, so it imports requests).
+# The manager, config and auth modules, the HTTP transports and the stateless calls load on first
+# use, keeping ``import mcpsync`` light (auth subclasses ``requests.auth.AuthBase``, so it imports
+# requests; a script that starts a stdio server needs no HTTP code at all).
 _LAZY = {
     "ClientCredentials": "auth",
     "EnterpriseAuth": "auth",
@@ -118,6 +113,10 @@ _LAZY = {
     "ReconnectPolicy": "manager",
     "ServerConfig": "config",
     "ServerStatus": "manager",
+    "SSETransport": "transports",
+    "StreamableHTTPTransport": "transports",
+    "call_mcp": "stateless",
+    "parse_sse": "stateless",
 }
 
 

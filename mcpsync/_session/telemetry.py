@@ -48,7 +48,6 @@ from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import CallOptions
 from .._version import __version__
 from ..exceptions import MCPError, RequestTimeout, TransportClosed
-from ..transports._http import HTTPTransportBase
 from ..transports.base import Transport
 from ..transports.stdio import StdioTransport
 from .meta import PROTOCOL_VERSION
@@ -254,6 +253,8 @@ def _peer(transport: Transport) -> Dict[str, Any]:
     """The transport's attributes: ``network.*`` and, over HTTP, ``server.address`` and ``server.port``."""
     if isinstance(transport, StdioTransport):
         return {"network.transport": "pipe"}
+    from ..transports._http import HTTPTransportBase  # here: `import mcpsync` loads no HTTP transport
+
     if not isinstance(transport, HTTPTransportBase):
         return {}  # in memory: no network
     attributes: Dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http"}
