@@ -319,7 +319,7 @@ class Watchdog:
             return None
         try:
             proc: "subprocess.Popen[bytes]" = subprocess.Popen(
-                [python, "-I", "-S", _watchdog.SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [python, "-I", "-S", "-c", _watchdog.LAUNCH], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, cwd="/", close_fds=True, start_new_session=True, bufsize=0,
             )
         except OSError as exc:
