@@ -25,21 +25,21 @@ ALLOWED = frozenset({
     # what nearly every program loads anyway (``site`` alone loads most of these)
     "__future__", "atexit", "collections", "contextlib", "copy", "copyreg", "enum", "functools",
     "genericpath", "heapq", "itertools", "keyword", "math", "operator", "os", "posixpath", "re",
-    "sre_compile", "sre_constants", "sre_parse", "reprlib", "stat", "struct", "threading", "types",
+    "sre_compile", "sre_constants", "sre_parse", "reprlib", "stat", "threading", "types",
     "typing", "warnings", "weakref",
     # URLs (urllib.parse itself loads ipaddress from 3.11 on)
     "urllib", "ipaddress",
     # the wire format
     "json",
-    # small helpers the core uses at import
-    "base64", "binascii", "select", "signal",
+    # the stdio transport's pipes and its child's signals
+    "select", "signal",
 })
 
 #: Never at import, whatever else changes (each named in the issue that pinned this).
 NEVER = frozenset({
     "hashlib", "_hashlib", "hmac", "subprocess", "shutil", "pathlib", "bz2", "lzma", "zipfile",
     "tarfile", "dataclasses", "inspect", "socket", "ssl", "asyncio", "requests", "urllib3",
-    "http", "email", "opentelemetry", "shlex", "unicodedata", "tempfile", "random",
+    "http", "email", "opentelemetry", "shlex", "unicodedata", "tempfile", "random", "base64",
     # mcpsync's loggers load logging once the application has (mcpsync/_log.py)
     "logging", "traceback", "linecache", "tokenize", "string", "textwrap",
 })
@@ -72,11 +72,13 @@ def test_import_mcpsync_loads_only_the_pinned_standard_library_modules() -> None
 
 
 #: mcpsync's own modules that `import mcpsync` must not load: the HTTP transports (and the stateless
-#: calls over HTTP) load when a URL is first connected to or their names are first read.
+#: calls over HTTP) load when a URL is first connected to or their names are first read; the skills
+#: feature and its parsers when a skill is first asked for.
 NEVER_OURS = frozenset({
     "mcpsync.transports.sse", "mcpsync.transports.streamable_http", "mcpsync.transports._http",
     "mcpsync.transports._http_io", "mcpsync.transports._egress", "mcpsync.transports._http_session",
     "mcpsync.transports.stateless", "mcpsync.stateless", "mcpsync.manager", "mcpsync.auth", "mcpsync.config",
+    "mcpsync._features.skills", "mcpsync._features.frontmatter",
 })
 
 

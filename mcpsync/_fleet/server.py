@@ -35,7 +35,6 @@ from ..exceptions import (
     CapabilityError, ConfigError, ConnectError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
 )
 from ..transports._factory import config_type, create_transport
-from ..transports.streamable_http import StreamableHTTPTransport
 from ..types import Tool
 from .policy import StartupWindow, disabled_error
 
@@ -330,10 +329,13 @@ class ManagedServer:
                 return  # superseded while it waited for its turn
         try:
             transport = create_transport(config.transport_config(), name=config.name, timeout=self.timeout)
-            if isinstance(transport, StreamableHTTPTransport):
-                # A server that stops taking connections is lost, as a stdio server that exits is:
-                # the reconnect policy applies to both.
-                transport.close_when_unreachable = True
+            if transport.kind == "streamable-http":  # its class is loaded by then: `import` costs nothing
+                from ..transports.streamable_http import StreamableHTTPTransport
+
+                if isinstance(transport, StreamableHTTPTransport):
+                    # A server that stops taking connections is lost, as a stdio server that exits is:
+                    # the reconnect policy applies to both.
+                    transport.close_when_unreachable = True
             options = self.host.client_options
             if not config.telemetry:  # the server's "telemetry": false wins over the manager's client_options
                 options = {**options, "telemetry": False}

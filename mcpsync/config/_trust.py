@@ -23,7 +23,6 @@ files at once lose nothing but in a narrow race (the later writer's view wins).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -63,6 +62,8 @@ def trust_file() -> Path:
 
 def content_hash(data: bytes) -> str:
     """The SHA-256 (hex) a trust record keeps for a file's bytes."""
+    import hashlib  # here: the command line with a server given directly reads no project file
+
     return hashlib.sha256(data).hexdigest()
 
 
