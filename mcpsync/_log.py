@@ -16,12 +16,17 @@ import :mod:`logging` first. So:
 * anything else (``setLevel``, ``addHandler``, ``handlers``, ...) imports ``logging`` and answers
   from the real logger, so ``logging.getLogger("mcpsync.client")`` and ``client.server_log`` are
   the same logger, configured either way.
+
+A program of mcpsync's own that wants some records shown (the command line: config and cache
+warnings) hands its configuration to :func:`configure_when_needed` instead of importing
+``logging`` up front: it runs before the first such record, or as soon as ``logging`` is used.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+import threading
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     import logging
@@ -32,6 +37,9 @@ DEBUG, INFO, WARNING, ERROR, CRITICAL = 10, 20, 30, 40, 50
 _METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 _loggers: dict[str, "Logger"] = {}
 _null_handler_added = False
+#: Configurations waiting for their first record: (logger names, lowest level, configure).
+_deferred: list[tuple[tuple[str, ...], int, Callable[[], None]]] = []
+_deferred_lock = threading.RLock()
 
 
 def getLogger(name: str) -> "Logger":  # noqa: N802 (the name logging's users know)
@@ -40,6 +48,45 @@ def getLogger(name: str) -> "Logger":  # noqa: N802 (the name logging's users kn
     if logger is None:
         logger = _loggers.setdefault(name, Logger(name))
     return logger
+
+
+def configure_when_needed(names: tuple[str, ...], level: int, configure: Callable[[], None]) -> Callable[[], None]:
+    """Run ``configure`` (which sets up :mod:`logging` handlers) once it matters: before the first
+    record at ``level`` or above from a logger in ``names`` (or under one), or as soon as any
+    mcpsync logger meets an already loaded ``logging`` (whoever loaded it). If ``logging`` is loaded
+    now, it runs now. Returns what withdraws it if it has not run (a no-op once it has)."""
+    entry = (names, level, configure)
+    _deferred.append(entry)
+    if _loaded():
+        _run_deferred()
+
+    def withdraw() -> None:
+        if entry in _deferred:
+            _deferred.remove(entry)
+
+    return withdraw
+
+
+def _loaded() -> bool:
+    loaded = sys.modules.get("logging")
+    return loaded is not None and hasattr(loaded, "NullHandler")
+
+
+def _run_deferred() -> None:
+    if not _deferred:
+        return
+    with _deferred_lock:  # another thread's record waits until the handlers are in place
+        while _deferred:
+            _deferred[0][2]()
+            del _deferred[0]
+
+
+def _wanted(name: str, level: int) -> bool:
+    """Whether a deferred configuration wants this record (so logging must be loaded for it)."""
+    for names, lowest, _configure in _deferred:
+        if level >= lowest and any(name == n or name.startswith(n + ".") for n in names):
+            return True
+    return False
 
 
 def install_null_handler() -> None:
@@ -59,6 +106,7 @@ def _real(name: str, load: bool) -> "logging.Logger | None":
     if not _null_handler_added:
         _null_handler_added = True
         logging.getLogger("mcpsync").addHandler(logging.NullHandler())
+    _run_deferred()
     return logging.getLogger(name)
 
 
@@ -72,8 +120,8 @@ class Logger:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def _bind(self, load: bool = False) -> "logging.Logger | None":
-        real = _real(self.name, load)
+    def _bind(self, level: int = 0, load: bool = False) -> "logging.Logger | None":
+        real = _real(self.name, load or (bool(_deferred) and _wanted(self.name, level)))
         if real is not None:
             for method in _METHODS:
                 setattr(self, method, getattr(real, method))
@@ -83,37 +131,37 @@ class Logger:
     # The forwarded call passes stacklevel=2 so that the record names the caller, not this file.
 
     def debug(self, msg: object, *args: object, **kwargs: Any) -> None:
-        real = self._bind()
+        real = self._bind(DEBUG)
         if real is not None:
             real.debug(msg, *args, **_caller(kwargs))
 
     def info(self, msg: object, *args: object, **kwargs: Any) -> None:
-        real = self._bind()
+        real = self._bind(INFO)
         if real is not None:
             real.info(msg, *args, **_caller(kwargs))
 
     def warning(self, msg: object, *args: object, **kwargs: Any) -> None:
-        real = self._bind()
+        real = self._bind(WARNING)
         if real is not None:
             real.warning(msg, *args, **_caller(kwargs))
 
     def error(self, msg: object, *args: object, **kwargs: Any) -> None:
-        real = self._bind()
+        real = self._bind(ERROR)
         if real is not None:
             real.error(msg, *args, **_caller(kwargs))
 
     def exception(self, msg: object, *args: object, **kwargs: Any) -> None:
-        real = self._bind()
+        real = self._bind(ERROR)
         if real is not None:
             real.exception(msg, *args, **_caller(kwargs))
 
     def critical(self, msg: object, *args: object, **kwargs: Any) -> None:
-        real = self._bind()
+        real = self._bind(CRITICAL)
         if real is not None:
             real.critical(msg, *args, **_caller(kwargs))
 
     def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        real = self._bind()
+        real = self._bind(level)
         if real is not None:
             real.log(level, msg, *args, **_caller(kwargs))
 

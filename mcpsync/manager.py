@@ -20,7 +20,7 @@ index, the scheduler, the tools cache, qualified names) live in :mod:`mcpsync._f
 from __future__ import annotations
 
 import atexit
-import logging
+from ._log import getLogger
 import os
 import threading
 import time
@@ -50,7 +50,7 @@ from .types import CallToolResult, Tool
 
 __all__ = ["ManagedTool", "Manager", "ReconnectPolicy", "ServerStatus"]
 
-log = logging.getLogger("mcpsync.manager")
+log = getLogger("mcpsync.manager")
 
 DEFAULT_STARTUP_TIMEOUT = 2.0
 DEFAULT_MAX_PARALLEL = 16

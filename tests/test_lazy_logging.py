@@ -85,3 +85,38 @@ def test_the_logger_answers_for_the_real_one_and_is_one_per_name() -> None:
         "import logging\n"
         "print(logging.getLogger('mcpsync.server.x').level, log.isEnabledFor(30), log.name)\n")
     assert out.strip() == "40 False mcpsync.server.x"
+
+
+def test_a_deferred_configuration_runs_before_the_first_record_it_wants() -> None:
+    # The command line's way: config warnings shown, and logging loaded only if there is one.
+    out = _run(
+        "import mcpsync\n"
+        "from mcpsync import _log\n"
+        "def configure():\n"
+        "    import logging\n"
+        "    handler = logging.StreamHandler(sys.stdout)\n"
+        "    handler.setFormatter(logging.Formatter('%(name)s %(levelname)s %(funcName)s %(message)s'))\n"
+        "    logging.getLogger('mcpsync.config').addHandler(handler)\n"
+        "_log.configure_when_needed(('mcpsync.config',), _log.WARNING, configure)\n"
+        "_log.getLogger('mcpsync.config').info('below the level')\n"
+        "_log.getLogger('mcpsync.client').warning('another logger')\n"
+        "print('logging' in sys.modules)\n"
+        "def caller():\n"
+        "    _log.getLogger('mcpsync.config.sub').warning('wanted %d', 1)\n"
+        "caller()\n")
+    assert out.splitlines() == ["False", "mcpsync.config.sub WARNING caller wanted 1"]
+
+
+def test_a_deferred_configuration_runs_once_logging_is_used_by_anyone_and_can_be_withdrawn() -> None:
+    out = _run(
+        "import mcpsync\n"
+        "from mcpsync import _log\n"
+        "ran = []\n"
+        "withdraw = _log.configure_when_needed(('mcpsync.cache',), _log.WARNING, lambda: ran.append('first'))\n"
+        "_log.configure_when_needed(('mcpsync.cache',), _log.WARNING, lambda: ran.append('second'))()\n"
+        "import logging\n"          # another library loads logging: the next mcpsync record binds
+        "_log.getLogger('mcpsync.client').debug('any record')\n"
+        "withdraw()\n"              # too late: it ran; a no-op
+        "_log.configure_when_needed(('x',), _log.WARNING, lambda: ran.append('now'))\n"  # loaded: at once
+        "print(ran)\n")
+    assert out.strip() == "['first', 'now']"

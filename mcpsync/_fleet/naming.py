@@ -11,11 +11,11 @@ Pure functions; safe from any thread.
 
 from __future__ import annotations
 
-import logging
+from .._log import getLogger
 import re
 from typing import Dict, Iterable, Optional, Set, Tuple
 
-log = logging.getLogger("mcpsync.manager")
+log = getLogger("mcpsync.manager")
 
 MAX_LENGTH = 64
 PREFIX = "mcp_"

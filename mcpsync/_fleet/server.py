@@ -15,7 +15,7 @@ sees it is stale and closes its own client: no process or socket is orphaned.
 from __future__ import annotations
 
 import collections
-import logging
+from .._log import getLogger
 import math
 import random
 import threading
@@ -38,7 +38,7 @@ from ..transports._factory import config_type, create_transport
 from ..types import Tool
 from .policy import StartupWindow, disabled_error
 
-log = logging.getLogger("mcpsync.manager")
+log = getLogger("mcpsync.manager")
 
 IDLE = "idle"
 CONNECTING = "connecting"

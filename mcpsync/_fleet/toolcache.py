@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 import json
-import logging
+from .._log import getLogger
 import math
 import os
 import re
@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from .._private import private_directory, trustworthy_directory
 
-log = logging.getLogger("mcpsync.cache")
+log = getLogger("mcpsync.cache")
 
 CACHE_VERSION = 1
 DEFAULT_TTL = 30 * 24 * 3600.0

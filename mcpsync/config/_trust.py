@@ -24,7 +24,7 @@ files at once lose nothing but in a narrow race (the later writer's view wins).
 from __future__ import annotations
 
 import json
-import logging
+from .._log import getLogger
 import os
 import stat
 import sys
@@ -39,7 +39,7 @@ from ..exceptions import ConfigError, UnsafeDirectory
 from ._model import ServerConfig
 from ._parse import read_env_file
 
-log = logging.getLogger("mcpsync.config")
+log = getLogger("mcpsync.config")
 
 TRUST_FILE_NAME = "trusted-projects.json"
 _VERSION = 2
