@@ -19,9 +19,7 @@ from ._version import __version__
 from .cancel import CancelToken
 from .capabilities import ServerCapabilities
 from .client import Client, connect
-from .progress import ProgressBar
 from .retry import Retry
-from ._signals import SignalExit, install_signal_handlers
 from ._features.spill import SpilledResult
 from .exceptions import (
     AuthError,
@@ -44,6 +42,7 @@ from .exceptions import (
     ServerNotConnected,
     ServerUnreachable,
     SessionExpired,
+    SignalExit,
     SkillVerificationError,
     StreamBroken,
     ToolError,
@@ -93,13 +92,16 @@ if _TYPE_CHECKING:
     from .auth import (ClientCredentials, EnterpriseAuth, FileTokenStore, MemoryTokenStore, OAuth, TokenStore,
                        WorkloadIdentity)
     from .config import ServerConfig
+    from ._signals import install_signal_handlers
     from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
+    from .progress import ProgressBar
     from .stateless import call_mcp, parse_sse
     from .transports import SSETransport, StreamableHTTPTransport
 
-# The manager, config and auth modules, the HTTP transports and the stateless calls load on first
-# use, keeping ``import mcpsync`` light (auth subclasses ``requests.auth.AuthBase``, so it imports
-# requests; a script that starts a stdio server needs no HTTP code at all).
+# The manager, config and auth modules, the HTTP transports, the stateless calls, the progress bar
+# and the opt-in signal handlers load on first use, keeping ``import mcpsync`` light (auth
+# subclasses ``requests.auth.AuthBase``, so it imports requests; a script that starts a stdio
+# server needs no HTTP code at all).
 _LAZY = {
     "ClientCredentials": "auth",
     "EnterpriseAuth": "auth",
@@ -115,6 +117,8 @@ _LAZY = {
     "ServerStatus": "manager",
     "SSETransport": "transports",
     "StreamableHTTPTransport": "transports",
+    "ProgressBar": "progress",
+    "install_signal_handlers": "_signals",
     "call_mcp": "stateless",
     "parse_sse": "stateless",
 }

@@ -78,7 +78,8 @@ NEVER_OURS = frozenset({
     "mcpsync.transports.sse", "mcpsync.transports.streamable_http", "mcpsync.transports._http",
     "mcpsync.transports._http_io", "mcpsync.transports._egress", "mcpsync.transports._http_session",
     "mcpsync.transports.stateless", "mcpsync.stateless", "mcpsync.manager", "mcpsync.auth", "mcpsync.config",
-    "mcpsync._features.skills", "mcpsync._features.frontmatter",
+    "mcpsync._features.skills", "mcpsync._features.frontmatter", "mcpsync.progress", "mcpsync._terminal",
+    "mcpsync._signals",
 })
 
 
