@@ -27,11 +27,11 @@ only created. Thread-safe: nothing is shared.
 
 from __future__ import annotations
 
-from ._log import getLogger
 import os
 import stat
 from typing import Union
 
+from ._log import getLogger
 from .exceptions import UnsafeDirectory
 
 __all__ = ["private_directory", "private_subdirectory", "trustworthy_directory"]

@@ -18,13 +18,13 @@ This module knows no client: a core is anything with a ``close()``.
 
 from __future__ import annotations
 
-from ._log import getLogger
 import os
 import threading
 import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ._log import getLogger
 from . import _fork
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "ENV_OPT_OUT", "Lease", "acquire", "check_idle_timeout", "close_idle", "detach",

@@ -6,12 +6,12 @@ the transport's. Every public method builds its ``CallOptions`` once and hands i
 
 from __future__ import annotations
 
-from ._log import getLogger
 import threading
 import time
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional,
                     Sequence, Union, overload)
 
+from ._log import getLogger
 from ._protocol.methods import (
     NOTIFY_ROOTS_LIST_CHANGED, PROMPTS_GET, PROMPTS_LIST, RESOURCES_LIST,
     RESOURCES_SUBSCRIBE, RESOURCES_TEMPLATES_LIST, RESOURCES_UNSUBSCRIBE, TOOLS_LIST,

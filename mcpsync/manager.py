@@ -20,13 +20,13 @@ index, the scheduler, the tools cache, qualified names) live in :mod:`mcpsync._f
 from __future__ import annotations
 
 import atexit
-from ._log import getLogger
 import os
 import threading
 import time
 import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
+from ._log import getLogger
 from . import _batch, _fork, _shared
 from . import retry as _retry
 from ._live import LiveSet

@@ -27,11 +27,11 @@ thread of its own, which ``close()`` joins.
 
 from __future__ import annotations
 
-from ._log import getLogger
 import math
 import threading
 from typing import Any, Callable, Dict, List, Optional, Set
 
+from ._log import getLogger
 from ._protocol.methods import (
     NOTIFY_PROMPTS_LIST_CHANGED, NOTIFY_RESOURCES_LIST_CHANGED, NOTIFY_RESOURCES_UPDATED,
     NOTIFY_SUBSCRIPTIONS_ACKNOWLEDGED, NOTIFY_TOOLS_LIST_CHANGED, RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE,

@@ -29,12 +29,12 @@ included.
 
 from __future__ import annotations
 
-from ._log import getLogger
 import math
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
+from ._log import getLogger
 from ._protocol.methods import TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, TASKS_UPDATE
 from ._rpc.jsonrpc import JSONObject
 from ._rpc.options import DEFAULT_OPTIONS, CallOptions

@@ -15,9 +15,9 @@ Nothing here blocks except the calls it is handed (``refresh`` and ``send``).
 
 from __future__ import annotations
 
-from .._log import getLogger
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from .._log import getLogger
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError
 from ..transports._headers import HeaderPlan, screen_tools

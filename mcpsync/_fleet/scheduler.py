@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from .._log import getLogger
 import time
 from typing import Any, Callable, List, Tuple
 
+from .._log import getLogger
 from .._rpc.workers import LazyThreads
 
 log = getLogger("mcpsync.manager")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import gc
 import json
-from .._log import getLogger
 import math
 import os
 import re
@@ -35,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
+from .._log import getLogger
 from .._private import private_directory, trustworthy_directory
 
 log = getLogger("mcpsync.cache")

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import _thread
 import functools
-from .._log import getLogger
 import math
 import threading
 import time
 from _thread import LockType
 from typing import Any, Callable, Dict, Optional
 
+from .._log import getLogger
 from . import jsonrpc as rpc
 from .incoming import IncomingRequests, InlineHandler, RequestHandler
 from .jsonrpc import JSONObject, RequestId

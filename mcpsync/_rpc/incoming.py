@@ -23,10 +23,10 @@ the layer that knows the protocol version decides it; this module names no metho
 
 from __future__ import annotations
 
-from .._log import getLogger
 import threading
 from typing import Any, Callable, Dict, Optional
 
+from .._log import getLogger
 from . import jsonrpc as rpc
 from .jsonrpc import JSONObject, RequestId
 from .workers import DropReport, Outbox, WorkerPool

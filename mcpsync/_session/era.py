@@ -20,12 +20,12 @@ of the process; when the cached answer stops working the server is asked again.
 from __future__ import annotations
 
 import json
-from .._log import getLogger
 import threading
 import time
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from .. import _fork
 from .._rpc.jsonrpc import METHOD_NOT_FOUND, JSONObject
 from .._protocol.versions import (

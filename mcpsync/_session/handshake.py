@@ -37,10 +37,10 @@ Both block until the server answered, the deadline passed or the connection clos
 
 from __future__ import annotations
 
-from .._log import getLogger
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
+from .._log import getLogger
 from .._protocol.methods import INITIALIZE, NOTIFY_INITIALIZED, SERVER_DISCOVER
 from .._rpc.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, JSONObject
 from .._rpc.options import CallOptions, Deadline

@@ -12,9 +12,9 @@ see each other's answers, and nothing here is ever cached.
 
 from __future__ import annotations
 
-from .._log import getLogger
 from typing import Any, Callable, Dict, Optional
 
+from .._log import getLogger
 from .._protocol import methods as _methods
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ProtocolError

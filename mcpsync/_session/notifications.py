@@ -23,10 +23,10 @@ by the connect or told it must start its own stream: never neither.
 
 from __future__ import annotations
 
-from .._log import CRITICAL, DEBUG, ERROR, INFO, WARNING, Logger, getLogger
 import threading
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from .._log import CRITICAL, DEBUG, ERROR, INFO, WARNING, Logger, getLogger
 from .._protocol.methods import (
     NOTIFY_MESSAGE, NOTIFY_PROMPTS_LIST_CHANGED, NOTIFY_RESOURCES_LIST_CHANGED, NOTIFY_TOOLS_LIST_CHANGED,
 )

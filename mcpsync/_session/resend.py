@@ -17,10 +17,10 @@ Pure control flow; blocks only inside ``send``.
 
 from __future__ import annotations
 
-from .._log import getLogger
 import math
 from typing import Any, Callable, Optional
 
+from .._log import getLogger
 from .._protocol.methods import SUBSCRIPTIONS_LISTEN
 from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline

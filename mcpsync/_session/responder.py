@@ -12,10 +12,10 @@ handler on the thread that calls it and never on the reader thread.
 from __future__ import annotations
 
 import copy
-from .._log import getLogger
 import os
 from typing import Any, Callable, List, Mapping, Optional, Protocol, Sequence
 
+from .._log import getLogger
 from .._protocol.methods import ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject

@@ -24,11 +24,11 @@ under the client's connect lock) and when a session is renewed (under the renew 
 
 from __future__ import annotations
 
-from .._log import getLogger
 import threading
 import time
 from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
 
+from .._log import getLogger
 from .._protocol.methods import RESOURCES_READ, TOOLS_CALL
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback

@@ -19,10 +19,10 @@ Threads: any thread may call these; each blocks for the requests it sends
 
 from __future__ import annotations
 
-from .._log import getLogger
 import threading
 from typing import List, Optional, Protocol, Set
 
+from .._log import getLogger
 from .._protocol.methods import LOGGING_SET_LEVEL, RESOURCES_SUBSCRIBE
 from .._rpc.options import CallOptions, Deadline
 from ..exceptions import MCPSyncError

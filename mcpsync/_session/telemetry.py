@@ -34,12 +34,12 @@ Thread safety: any thread; the cached instruments are replaced whole (a race bui
 
 from __future__ import annotations
 
-from .._log import getLogger
 import sys
 import time
 from typing import Any, Callable, Dict, Optional, Protocol, Tuple
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from .._protocol.methods import (
     INITIALIZE, NOTIFY_RESOURCES_UPDATED, PROMPTS_GET, RESOURCES_READ, RESOURCES_SUBSCRIBE,
     RESOURCES_UNSUBSCRIBE, TOOLS_CALL,

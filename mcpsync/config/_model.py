@@ -4,11 +4,11 @@ records of what discovery read (:class:`ConfigSource`) and skipped (:class:`Conf
 from __future__ import annotations
 
 import json
-from .._log import getLogger
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from ..exceptions import ConfigError
 
 log = getLogger("mcpsync.config")

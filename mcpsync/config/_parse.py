@@ -3,12 +3,12 @@ spellings, the checks with their error texts, and ``${VAR}`` expansion."""
 
 from __future__ import annotations
 
-from .._log import getLogger
 import os
 import re
 import stat
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .._protocol.transports import TYPE_NAMES
 from ..exceptions import ConfigError
 from ._model import HTTP, SSE, STDIO, Config, ServerConfig, display_url

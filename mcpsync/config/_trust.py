@@ -24,7 +24,6 @@ files at once lose nothing but in a narrow race (the later writer's view wins).
 from __future__ import annotations
 
 import json
-from .._log import getLogger
 import os
 import stat
 import sys
@@ -33,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, TextIO, Union
 
+from .._log import getLogger
 from .._private import private_directory, trustworthy_directory
 from .._terminal import shown
 from ..exceptions import ConfigError, UnsafeDirectory

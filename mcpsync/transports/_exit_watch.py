@@ -18,7 +18,6 @@ Thread safety: :func:`watch` and :meth:`Watch.cancel` may be called from any thr
 
 from __future__ import annotations
 
-from .._log import getLogger
 import os
 import threading
 import time
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional
 if TYPE_CHECKING:
     import subprocess  # annotations only: it loads when a server starts
 
+from .._log import getLogger
 from .. import _fork
 
 log = getLogger("mcpsync.transport.stdio")

@@ -21,10 +21,10 @@ first two words: they may hold secrets.
 
 from __future__ import annotations
 
-from .._log import getLogger
 import re
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type, Union
 
+from .._log import getLogger
 from .._protocol.transports import HTTP, SSE, STDIO, TYPE_NAMES
 from ..exceptions import ConfigError, HTTPStatusError, SessionExpired
 from ._seam import hand_over

@@ -12,10 +12,10 @@ each tool's ``inputSchema`` into a :data:`HeaderPlan` with :func:`header_plan`
 
 from __future__ import annotations
 
-from .._log import getLogger
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .._protocol.methods import ROUTING_FIELDS, TOOLS_CALL
 
 log = getLogger("mcpsync.client")

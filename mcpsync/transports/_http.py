@@ -10,13 +10,13 @@ session comes from :mod:`._http_session`, the meaning of HTTP answers from
 
 from __future__ import annotations
 
-from .._log import getLogger
 import math
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from .._rpc import delivery
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT

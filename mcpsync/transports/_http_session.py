@@ -10,11 +10,11 @@ is built, never by ``import mcpsync``.
 
 from __future__ import annotations
 
-from .._log import getLogger
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
 
+from .._log import getLogger
 from .. import _fork
 from .._version import __version__
 from ..exceptions import CrossOriginRedirect, EgressRefused

@@ -22,13 +22,13 @@ directly, with nothing in between.
 from __future__ import annotations
 
 import collections
-from .._log import getLogger
 import math
 import os
 import threading
 import time
 from typing import IO, Any, Callable, Deque, List, Optional, Protocol
 
+from .._log import getLogger
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.wire import SendCancelled

@@ -7,7 +7,6 @@ the server's process group if this process dies without closing it.
 
 from __future__ import annotations
 
-from .._log import getLogger
 import os
 import re
 import select
@@ -20,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 if TYPE_CHECKING:
     import subprocess  # the module loads when a server starts (see spawn)
 
+from .._log import getLogger
 from .. import _fork
 from . import _watchdog
 

@@ -9,7 +9,6 @@ responses with requests is the shared :class:`~mcpsync._rpc.engine.Engine`'s job
 from __future__ import annotations
 
 import abc
-from .._log import getLogger
 import os
 import re
 import sys
@@ -18,6 +17,7 @@ import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .. import _fork
 
 from .._rpc.engine import DEFAULT_TIMEOUT, Engine, MessageTap, RequestHandler

@@ -10,10 +10,10 @@ runs once.
 
 from __future__ import annotations
 
-from .._log import getLogger
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
+from .._log import getLogger
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ConnectError, EgressRefused, HTTPStatusError, RequestTimeout, TransportError

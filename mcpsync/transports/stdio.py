@@ -14,7 +14,6 @@ from __future__ import annotations
 import codecs
 import collections
 import functools
-from .._log import Logger, getLogger
 import os
 import re
 import threading
@@ -24,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Deque, Dict, List, Mapping,
 if TYPE_CHECKING:
     import subprocess  # annotations only: it loads when a server starts
 
+from .._log import Logger, getLogger
 from .. import _fork
 from .._live import LiveSet
 from .._rpc import jsonrpc as rpc

@@ -30,11 +30,11 @@ again with a new id.
 
 from __future__ import annotations
 
-from .._log import getLogger
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .._rpc import delivery
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
