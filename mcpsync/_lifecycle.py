@@ -35,8 +35,8 @@ from ._session.session import Session
 from ._session.streams import Streams
 from ._features.tools import ToolCalls
 from ._features.toolbook import ToolBook
+from ._features.subscriptions import Subscriptions
 from .exceptions import ForkedError
-from .subscriptions import Subscriptions
 from .transports.base import Transport
 
 if TYPE_CHECKING:
