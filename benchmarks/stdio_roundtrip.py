@@ -66,6 +66,9 @@ def _child_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("PYTHONSTARTUP", None)
+    # The discarded warm-up runs write the .pyc files every later run reads, as an installed
+    # package has them: without that, each run would compile what changed since the last write.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
