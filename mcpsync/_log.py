@@ -171,6 +171,14 @@ class Logger:
             raise AttributeError(attribute)
         return getattr(self._bind(load=True), attribute)
 
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        # The name and the bound calls are this object's; anything else (propagate, disabled,
+        # level...) is set on the real logger, as it would be on logging.getLogger(name).
+        if attribute == "name" or attribute in _METHODS:
+            object.__setattr__(self, attribute, value)
+        else:
+            setattr(self._bind(load=True), attribute, value)
+
     def __repr__(self) -> str:
         return f"<mcpsync logger {self.name}>"
 

@@ -82,9 +82,11 @@ def test_the_logger_answers_for_the_real_one_and_is_one_per_name() -> None:
         "log = getLogger('mcpsync.server.x')\n"
         "assert log is getLogger('mcpsync.server.x')\n"
         "log.setLevel(40)\n"
+        "log.propagate = False\n"
         "import logging\n"
-        "print(logging.getLogger('mcpsync.server.x').level, log.isEnabledFor(30), log.name)\n")
-    assert out.strip() == "40 False mcpsync.server.x"
+        "real = logging.getLogger('mcpsync.server.x')\n"
+        "print(real.level, real.propagate, log.propagate, log.isEnabledFor(30), log.name)\n")
+    assert out.strip() == "40 False False False mcpsync.server.x"
 
 
 def test_a_deferred_configuration_runs_before_the_first_record_it_wants() -> None:
