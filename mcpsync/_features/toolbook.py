@@ -15,9 +15,9 @@ Nothing here blocks except the calls it is handed (``refresh`` and ``send``).
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from .._log import getLogger
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError
 from .._session.routing import HeaderPlan, RoutingHeaders, screen_tools
@@ -25,7 +25,7 @@ from .._session.errors import HEADER_MISMATCH
 
 __all__ = ["ToolBook", "offers_tool_tasks"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 
 def offers_tool_tasks(capabilities: Mapping[str, Any]) -> bool:

@@ -15,7 +15,6 @@ sees it is stale and closes its own client: no process or socket is orphaned.
 from __future__ import annotations
 
 import collections
-import logging
 import math
 import random
 import threading
@@ -24,6 +23,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional
 
+from .._log import getLogger
 from .._protocol.methods import NOTIFY_TOOLS_LIST_CHANGED, TOOLS_CALL
 from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
@@ -38,7 +38,7 @@ from ..transports._factory import config_type, create_transport
 from ..types import Tool
 from .policy import StartupWindow, disabled_error
 
-log = logging.getLogger("mcpsync.manager")
+log = getLogger("mcpsync.manager")
 
 IDLE = "idle"
 CONNECTING = "connecting"

@@ -23,9 +23,7 @@ leave one whole version (the last rename wins).
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
-import logging
 import math
 import os
 import re
@@ -36,9 +34,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
+from .._log import getLogger
 from .._private import private_directory, trustworthy_directory
 
-log = logging.getLogger("mcpsync.cache")
+log = getLogger("mcpsync.cache")
 
 CACHE_VERSION = 1
 DEFAULT_TTL = 30 * 24 * 3600.0
@@ -110,6 +109,8 @@ class ToolCache:
 
     def path_for(self, server: str) -> Path:
         """The file that holds ``server``'s entry."""
+        import hashlib  # here: without a cache (a server given on the command line) it is not loaded
+
         digest = hashlib.sha256(server.encode("utf-8")).hexdigest()[:12]
         safe = _UNSAFE.sub("_", server).lstrip(".")[:40] or "server"  # never a hidden or temporary-looking file
         return self.directory / "tools" / f"{safe}-{digest}.json"

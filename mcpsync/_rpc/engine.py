@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import _thread
 import functools
-import logging
 import math
 import threading
 import time
 from _thread import LockType
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .._log import getLogger
 from . import jsonrpc as rpc
 from .incoming import IncomingRequests, InlineHandler, RequestHandler
 from .jsonrpc import JSONObject, RequestId
@@ -35,7 +35,7 @@ from . import delivery
 __all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "MessageTap", "NotificationSink",
            "RequestHandler"]
 
-log = logging.getLogger("mcpsync.engine")
+log = getLogger("mcpsync.engine")
 
 DEFAULT_TIMEOUT = 30.0
 

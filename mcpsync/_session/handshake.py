@@ -37,10 +37,10 @@ Both block until the server answered, the deadline passed or the connection clos
 
 from __future__ import annotations
 
-import logging
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
+from .._log import getLogger
 from .._protocol.methods import INITIALIZE, NOTIFY_INITIALIZED, SERVER_DISCOVER
 from .._rpc.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, JSONObject
 from .._rpc.options import CallOptions, Deadline
@@ -58,7 +58,7 @@ from . import telemetry
 
 __all__ = ["Handshake"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: ``restore(options)``: after a renewal, ask the new session for what the old one had.
 Restore = Callable[[CallOptions], None]

@@ -14,13 +14,13 @@ whose plans the tool book keeps current.
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .._protocol.methods import ROUTING_FIELDS, TOOLS_CALL
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: For one tool: property path (a chain of ``properties`` keys) -> header name token.
 HeaderPlan = Dict[Tuple[str, ...], str]

@@ -26,11 +26,11 @@ under the client's connect lock) and when a session is renewed (under the renew 
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
 
+from .._log import getLogger
 from .._protocol.methods import RESOURCES_READ, TOOLS_CALL
 from .._rpc.engine import Engine
 from .._rpc.jsonrpc import JSONObject
@@ -53,7 +53,7 @@ from . import telemetry as _telemetry
 
 __all__ = ["Session", "SessionHandle", "call_options", "engine_for"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: ``renew(session, options)``: start a new legacy session after the server expired ours.
 Renew = Callable[["Session", CallOptions], None]

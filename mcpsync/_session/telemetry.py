@@ -34,12 +34,12 @@ Thread safety: any thread; the cached instruments are replaced whole (a race bui
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from typing import Any, Callable, Dict, Optional, Protocol, Tuple
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from .._protocol.methods import (
     INITIALIZE, NOTIFY_RESOURCES_UPDATED, PROMPTS_GET, RESOURCES_READ, RESOURCES_SUBSCRIBE,
     RESOURCES_UNSUBSCRIBE, TOOLS_CALL,
@@ -48,7 +48,6 @@ from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import CallOptions
 from .._version import __version__
 from ..exceptions import MCPError, RequestTimeout, TransportClosed
-from ..transports._http import HTTPTransportBase
 from ..transports.base import Transport
 from ..transports.stdio import StdioTransport
 from .meta import PROTOCOL_VERSION
@@ -56,7 +55,7 @@ from .tracing import with_trace_context
 
 __all__ = ["SCOPE", "Traced", "notify", "request", "session_ended"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: The instrumentation scope the spans and metrics are reported under.
 SCOPE = "mcpsync"
@@ -272,6 +271,8 @@ def _peer(transport: Transport) -> Dict[str, Any]:
     """The transport's attributes: ``network.*`` and, over HTTP, ``server.address`` and ``server.port``."""
     if isinstance(transport, StdioTransport):
         return {"network.transport": "pipe"}
+    from ..transports._http import HTTPTransportBase  # here: `import mcpsync` loads no HTTP transport
+
     if not isinstance(transport, HTTPTransportBase):
         return {}  # in memory: no network
     attributes: Dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http"}

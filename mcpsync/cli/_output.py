@@ -18,11 +18,10 @@ writing to stdout and stderr.
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from .. import config as mcpconfig
+from .. import _log, config as mcpconfig
 from .._terminal import shown, shown_json
 from ..exceptions import (
     CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportClosed, TransportError,
@@ -302,39 +301,60 @@ def exit_code(exc: BaseException) -> int:
     return EXIT_ERROR
 
 
-class OneLine(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return f"mcpsync: warning: {SECRETS.scrub(first_line(record.getMessage()))}"
-
-
-class Scrubbed(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return SECRETS.scrub(super().format(record))
-
-
-class _Handler(logging.Handler):
-    """Log lines to stderr through :func:`write` (a server's relayed stderr lines among them)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            line(self.format(record), err=True)
-        except Exception:
-            self.handleError(record)
-
-
 def configure_logging(debug: bool) -> Callable[[], None]:
     """Send mcpsync's log lines to stderr for this command; returns what undoes it.
 
     ``main`` undoes it on the way out, so a program (or a test) that calls ``main()``
-    in-process is not left with a handler on a stream that may be closed later.
+    in-process is not left with a handler on a stream that may be closed later. Without
+    ``--debug`` it waits for the first config or cache warning (:func:`mcpsync._log.configure_when_needed`):
+    a command that has none never loads :mod:`logging`.
     """
-    handler = _Handler()
+    undone: List[Callable[[], None]] = []
+
+    def configure() -> None:
+        undone.append(_configure(debug))
+
+    if debug:
+        configure()
+        withdraw: Callable[[], None] = lambda: None  # noqa: E731
+    else:
+        # Without --debug only skipped config files and cache trouble are worth a line;
+        # server failures are reported by the commands themselves.
+        withdraw = _log.configure_when_needed(("mcpsync.config", "mcpsync.cache"), _log.WARNING, configure)
+
+    def undo() -> None:
+        withdraw()
+        for step in undone:
+            step()
+
+    return undo
+
+
+def _configure(debug: bool) -> Callable[[], None]:
+    import logging
+
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return f"mcpsync: warning: {SECRETS.scrub(first_line(record.getMessage()))}"
+
+    class Scrubbed(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return SECRETS.scrub(super().format(record))
+
+    class Handler(logging.Handler):
+        """Log lines to stderr through :func:`write` (a server's relayed stderr lines among them)."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                line(self.format(record), err=True)
+            except Exception:
+                self.handleError(record)
+
+    handler = Handler()
     if debug:
         handler.setFormatter(Scrubbed("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         loggers, level = [logging.getLogger("mcpsync")], logging.DEBUG
     else:
-        # Without --debug only skipped config files and cache trouble are worth a line;
-        # server failures are reported by the commands themselves.
         handler.setFormatter(OneLine())
         handler.setLevel(logging.WARNING)
         loggers, level = [logging.getLogger(name) for name in ("mcpsync.config", "mcpsync.cache")], None

@@ -3,17 +3,17 @@ spellings, the checks with their error texts, and ``${VAR}`` expansion."""
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .._protocol.transports import TYPE_NAMES
 from ..exceptions import ConfigError
 from ._model import HTTP, SSE, STDIO, Config, ServerConfig, display_url
 
-log = logging.getLogger("mcpsync.config")
+log = getLogger("mcpsync.config")
 
 _TYPES = TYPE_NAMES  # the transport type names and their spellings: one table
 _NAME = re.compile(r"[\w.@/:+-](?:[\w .@/:+-]{0,98}[\w.@/:+-])?")

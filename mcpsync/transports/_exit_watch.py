@@ -18,7 +18,6 @@ Thread safety: :func:`watch` and :meth:`Watch.cancel` may be called from any thr
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -28,9 +27,10 @@ if TYPE_CHECKING:
     import select  # annotations only: the watcher thread loads it
     import subprocess  # annotations only: it loads when a server starts
 
+from .._log import getLogger
 from .. import _fork
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 __all__ = ["Watch", "watch"]
 

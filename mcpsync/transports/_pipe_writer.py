@@ -22,13 +22,13 @@ directly, with nothing in between.
 from __future__ import annotations
 
 import collections
-import logging
 import math
 import os
 import threading
 import time
 from typing import IO, Any, Callable, Deque, List, Optional, Protocol, Tuple
 
+from .._log import getLogger
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.wire import SendCancelled
@@ -39,7 +39,7 @@ from . import _process
 if not _process.IS_WINDOWS:
     import select
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 #: Lines up to this size may be handed to the thread already writing (POSIX keeps
 #: pipe writes this small in one piece); longer ones wait for the pipe themselves.

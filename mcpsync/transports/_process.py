@@ -7,7 +7,6 @@ the server's process group if this process dies without closing it.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import select
@@ -20,12 +19,13 @@ from typing import IO, TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 if TYPE_CHECKING:
     import subprocess  # the module loads when a server starts (see spawn)
 
+from .._log import getLogger
 from .. import _fork
 from . import _watchdog
 
 IS_WINDOWS = sys.platform == "win32"
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 #: Set to 0 (or off, false, no) to start stdio servers without the watchdog.
 WATCHDOG_ENV = "MCPSYNC_WATCHDOG"
@@ -312,7 +312,7 @@ class Watchdog:
             return None
         try:
             proc: "subprocess.Popen[bytes]" = subprocess.Popen(
-                [python, "-I", "-S", _watchdog.SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [python, "-I", "-S", "-c", _watchdog.LAUNCH], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, cwd="/", close_fds=True, start_new_session=True, bufsize=0,
             )
         except OSError as exc:

@@ -3,11 +3,11 @@
 A client killed by SIGKILL, or by SIGTERM or SIGHUP left at their default action, runs no
 code of its own: no ``close()``, no ``atexit``. Its servers see their stdin reach end of file,
 but a server that does not exit then, and every process a server started, would be left
-running. So on Linux a client process starts this program (``python -I -S _watchdog.py``,
-in a session of its own) when it starts its first stdio server, and tells it on its stdin
-about each server's process group. The client holds the only writing end of that pipe, so
-end of file means the client process is gone, whichever of its threads started the servers
-(unlike ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked exits). The watchdog
+running. So on Linux a client process starts this program (``python -I -S -c LAUNCH``, which
+imports this module by itself, in a session of its own) when it starts its first stdio server,
+and tells it on its stdin about each server's process group. The client holds the only
+writing end of that pipe, so end of file means the client process is gone, whichever of its
+threads started the servers (unlike ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked exits). The watchdog
 then ends each group still guarded the way ``close()`` would: it gives the server its grace
 period to exit by itself, then sends SIGTERM to the group, waits again, and sends SIGKILL.
 With no group left to guard, the client closes the pipe and the watchdog exits at once.
@@ -37,12 +37,25 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import sys
 import time
-from typing import Dict, List, Optional, Set, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not at run time: typing (with re and collections.abc) would triple its start-up
+    import signal
+    from typing import Dict, List, Optional, Set, Tuple
+else:
+    try:  # signal's C core: the same calls and numbers, without signal.py's enums (enum, functools)
+        import _signal as signal
+    except ImportError:  # an interpreter without it
+        import signal
 
 SCRIPT = os.path.abspath(__file__)
+
+#: What ``python -I -S -c`` runs to start the watchdog: this module imported from its folder, so
+#: that its cached bytecode is used (run as a script, it would be compiled anew every time).
+LAUNCH = ("import sys; sys.path.append(%r); import _watchdog; sys.exit(_watchdog.main())"
+          % os.path.dirname(SCRIPT))
 
 #: How often (seconds) the watchdog forgets groups that have ended.
 PRUNE_EVERY = 2.0

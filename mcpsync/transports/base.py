@@ -14,7 +14,6 @@ the same engine itself at first need.
 from __future__ import annotations
 
 import abc
-import logging
 import os
 import re
 import sys
@@ -23,6 +22,7 @@ import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .. import _fork
 
 from .._rpc.engine import DEFAULT_TIMEOUT, Engine, MessageTap, RequestHandler
@@ -32,7 +32,7 @@ from .._rpc.wire import CallWire, SendCancelled, Wire
 from ..cancel import CancelToken
 from ..exceptions import ConnectionLost, ForkedError, TransportClosed
 
-log = logging.getLogger("mcpsync.transport")
+log = getLogger("mcpsync.transport")
 
 #: ``source(message)``: extra headers for one outgoing request (see :meth:`Transport.set_request_headers`).
 HeaderSource = Callable[[JSONObject], Mapping[str, str]]

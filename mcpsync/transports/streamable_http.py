@@ -30,11 +30,11 @@ again with a new id.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
+from .._log import getLogger
 from .._rpc import delivery
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["StreamableHTTPTransport"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 _POST_ACCEPT = "application/json, text/event-stream"
 _SSE = "text/event-stream"
