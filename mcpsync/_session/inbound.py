@@ -22,7 +22,6 @@ from .._rpc.jsonrpc import JSONObject
 from ..cancel import CancelToken
 from ..handlers import LogMessage
 from ..transports.base import Transport
-from .listcache import ListCache
 from .notifications import LIST_CHANGED, NotificationRouter
 from .session import Session
 
@@ -35,6 +34,12 @@ class Consumer(Protocol):
     def deliver(self, method: str, params: Optional[JSONObject]) -> None: ...
 
     def acknowledge(self, method: str, params: Optional[JSONObject]) -> None: ...
+
+
+class ListCache(Protocol):
+    """The client's list cache (:class:`mcpsync._features.lists.ListCache`), as far as a list_changed needs it."""
+
+    def invalidate(self, kind: Optional[str] = None) -> None: ...
 
 
 class Owner(Protocol):
@@ -65,11 +70,16 @@ class Inbound:
         self._cache = cache
 
     def attach(self, transport: Transport) -> None:
-        """Route ``transport``'s server-to-client traffic here; ``ping`` is answered on the reader thread."""
-        transport.set_inline_handler(PING, lambda _params: {})
-        transport.set_request_handler(self.answer)
+        """Route ``transport``'s server-to-client traffic here; ``ping`` is answered on the reader thread.
+
+        The requests and the notification hook are set on the session's engine (the one attached
+        to ``transport``); the notifications ``transport`` delivers reach :meth:`deliver`.
+        """
+        engine = self._session.engine
+        engine.incoming.set_inline_handler(PING, lambda _params: {})
+        engine.incoming.set_handler(self.answer)
         transport.add_notification_listener(self.deliver)
-        transport.set_notification_hook(self.on_arrival)
+        engine.set_notification_hook(self.on_arrival)
 
     def answer(self, method: str, params: Optional[JSONObject], cancel: CancelToken) -> Any:
         """Worker thread: one request for input, answered by the client's handlers."""
