@@ -332,10 +332,10 @@ class FaultProxy:
                 return
             client.settimeout(None)
             link = _Link(self, client)
-            with self._lock:
+            with self._lock:  # listed and started as one step: drop() and refuse() join every listed link
                 self._links = [known for known in self._links if not known.closed or known.thread.is_alive()]
                 self._links.append(link)
-            link.thread.start()
+                link.thread.start()
 
     def _close_listener(self) -> None:
         listener, acceptor = self._listener, self._acceptor
