@@ -90,9 +90,18 @@ def parameters(schema: Any) -> Optional[Json]:
     return out
 
 
+# A tool's schema comes from the server: its references may nest without end or double at each
+# level (a chain of definitions each naming the next twice grows as 2**n), so what one schema may
+# become is bounded: nodes converted in all, and schemas nested inside one another.
+_MAX_NODES = 2_000
+_MAX_DEPTH = 32
+
+
 class _Translator:
     def __init__(self, root: Json) -> None:
         self.root = root
+        self.nodes = 0
+        self.depth = 0
 
     def resolve(self, ref: str) -> Optional[Any]:
         if not ref.startswith("#"):
@@ -110,10 +119,14 @@ class _Translator:
 
     def flatten(self, node: Json, path: Tuple[str, ...], notes: List[str]) -> Tuple[Json, Tuple[str, ...]]:
         """``node`` with its ``$ref`` inlined and its ``allOf`` merged (JSON Schema still)."""
+        self.nodes += 1
+        if self.nodes > _MAX_NODES:
+            notes.append("schema not expanded further: too large")
+            return {}, path
         ref = node.get("$ref")
         if isinstance(ref, str):
             return self._inlined(node, ref, path, notes)
-        return self._merged_all_of(node, path, notes), path
+        return self._merged_all_of(node, path, notes)
 
     def _inlined(self, node: Json, ref: str, path: Tuple[str, ...],
                  notes: List[str]) -> Tuple[Json, Tuple[str, ...]]:
@@ -129,23 +142,37 @@ class _Translator:
             bare = {k: target[k] for k in ("type",) if k in target}
             return {**bare, **rest}, path
         inner, path = self.flatten(target, path + (ref,), notes)
-        return self._merged_all_of({**inner, **rest}, path, notes), path
+        return self._merged_all_of({**inner, **rest}, path, notes)
 
-    def _merged_all_of(self, node: Json, path: Tuple[str, ...], notes: List[str]) -> Json:
-        """``node`` with the schemas of its ``allOf`` merged in (flattened first)."""
+    def _merged_all_of(self, node: Json, path: Tuple[str, ...],
+                       notes: List[str]) -> Tuple[Json, Tuple[str, ...]]:
+        """``node`` with the schemas of its ``allOf`` merged in (flattened first), and the
+        references followed on the way: what the merged schema holds must not follow them again."""
         parts = node.get("allOf")
         if not isinstance(parts, list):
-            return node
+            return node, path
         merged: Json = {k: v for k, v in node.items() if k != "allOf"}
+        followed = path
         for part in parts:
             if isinstance(part, dict):
-                flat, _ = self.flatten(part, path, notes)
+                flat, seen = self.flatten(part, path, notes)
                 _merge(merged, flat)
-        return merged
+                followed += tuple(ref for ref in seen if ref not in followed)
+        return merged, followed
 
     def convert(self, node: Any, path: Tuple[str, ...]) -> Json:
         if not isinstance(node, dict):
             return {}
+        self.nodes += 1
+        if self.nodes > _MAX_NODES or self.depth >= _MAX_DEPTH:
+            return {"description": "(schema not expanded further: the tool's schema is too large or too deep)"}
+        self.depth += 1
+        try:
+            return self._converted(node, path)
+        finally:
+            self.depth -= 1
+
+    def _converted(self, node: Json, path: Tuple[str, ...]) -> Json:
         notes: List[str] = []
         node, path = self.flatten(node, path, notes)
         branches, null_branch = self._branches(node, path)
