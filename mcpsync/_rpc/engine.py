@@ -276,9 +276,18 @@ class Engine:
 
     @staticmethod
     def _outcome(waiter: _Waiter) -> Any:
-        if waiter.error is not None:
-            raise waiter.error
-        return waiter.result
+        error = waiter.error
+        if error is None:
+            return waiter.result
+        # The error's traceback holds this frame and every caller's, and those hold ``waiter``:
+        # left in the slot it would make a cycle keeping the caller's whole stack (and its
+        # locals: pools, files, sockets) alive until the cyclic collector ran, which the
+        # free-threaded build does far less often (a test's fork pool kept 12 pipes open there).
+        waiter.error = None
+        try:
+            raise error
+        finally:
+            del error
 
     def _abandon(self, request_id: int, reason: Any) -> None:
         """Hand a request the caller stopped waiting for to the wire's abandon; never raises."""
