@@ -64,7 +64,7 @@ MAX_FUNCTION_LINES = 80
 # when it was listed, and it may not grow past it. A unit that shrinks under the limit must leave
 # the list (the test says so).
 LONG_CLASSES = {
-    "mcpsync._rpc.engine.Engine": 486,  # requests, notifications, peer requests and close in one state
+    "mcpsync._rpc.engine.Engine": 480,  # requests, notifications, peer requests and close in one state
     "mcpsync.auth._bearer.BearerAuth": 491,  # the request hook and token renewal (split: issue 21's next step)
     "mcpsync.client.Client": 675,  # the facade: one short method per MCP request, plus lifecycle
     "mcpsync.manager.Manager": 597,  # the fleet facade: one short method per operation
