@@ -36,8 +36,8 @@ from ._features.skills import Skills
 from ._session.streams import Streams
 from ._features.tools import ToolCalls
 from ._features.toolbook import ToolBook
+from ._features.subscriptions import Subscriptions
 from .exceptions import ForkedError
-from .subscriptions import Subscriptions
 from .transports.base import Transport
 
 __all__ = ["Parts", "build", "child_transport", "connector", "forked_first_use", "pickled_options",

@@ -12,10 +12,7 @@ import time
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
                     overload)
 
-from ._protocol.methods import (
-    NOTIFY_ROOTS_LIST_CHANGED, PROMPTS_GET, PROMPTS_LIST, RESOURCES_LIST,
-    RESOURCES_SUBSCRIBE, RESOURCES_TEMPLATES_LIST, RESOURCES_UNSUBSCRIBE, TOOLS_LIST,
-)
+from ._protocol.methods import NOTIFY_ROOTS_LIST_CHANGED
 from . import _batch, _fork, _lifecycle, _shared, capabilities
 from . import retry as _retry
 from ._rpc.jsonrpc import JSONObject
@@ -28,15 +25,15 @@ from ._session.notifications import LOG_LEVELS, NotificationHandler, Notificatio
 from ._session.session import call_options
 from ._features.skills import SkillRef
 from ._features.spill import capped
-from ._features import utilities
-from ._features.tools import call_tool
+from ._features import prompts, resources, utilities
+from ._features.subscriptions import Subscription, UpdateCallback
+from ._features.tasks import Task, TaskInfo, list_tasks
+from ._features.tools import call_tool_limited, call_tool_retried
 from .transports._factory import Target, transport_for
 from ._version import __version__
 from .cancel import CancelToken
 from .exceptions import TransportClosed
 from .handlers import LogMessage, RootsSource
-from .subscriptions import Subscription, UpdateCallback
-from .tasks import Task, TaskInfo, list_tasks
 from .transports import Transport
 from .transports.base import close_unclosed, safe_name
 from .skills import LoadedSkill, Skill, SkillContent
@@ -435,10 +432,7 @@ class Client:
     def iter_tools(self, *, timeout: Optional[float] = None,
                    cancel: Optional[CancelToken] = None) -> Iterator[Tool]:
         """Yield tools page by page, fetching the next page only when needed."""
-        self._session.require("tools", what="list tools")
-        for item in self._lists.pages(TOOLS_LIST, "tools", call_options(timeout, cancel)):
-            for accepted in self._lists.accept_tools([item]):
-                yield Tool.from_dict(accepted)
+        return self._lists.iter_tools(call_options(timeout, cancel))
 
     @overload
     def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, task: Literal[False] = False,
@@ -496,39 +490,15 @@ class Client:
                          max_output)
         if retry is None:
             return self._call_tool(name, arguments, task, options)
-        return self._retried(name, arguments, task, options, retry, idempotent)
-
-    def _retried(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool, options: CallOptions,
-                 retry: _retry.Retry, idempotent: Optional[bool]) -> Union[CallToolResult, Task]:
-        """:meth:`call_tool` under ``retry`` (the policy is :func:`mcpsync.retry.run`'s)."""
-        budget = options.timeout if options.timeout is not None else self.transport.timeout
-
-        def attempt(ids: Callable[[Any], None]) -> Union[CallToolResult, Task]:
-            return self._call_tool(name, arguments, task, options._replace(on_request_id=ids))
-
-        def repeatable() -> bool:
-            if idempotent is not None:
-                return idempotent
-            return self._lists.repeatable(name, call_options(budget, options.cancel))
-
-        return _retry.run(attempt, retry, repeatable=repeatable, timeout=budget, cancel=options.cancel, tool=name)
+        return call_tool_retried(lambda again: self._call_tool(name, arguments, task, again), self._tool_calls, name,
+                                 options, retry, idempotent, self.transport.timeout)
 
     def _call_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
                    options: CallOptions) -> Union[CallToolResult, Task]:
-        """:meth:`call_tool` with its options built; ``options.deadline``, when set, ends a task-backed wait.
-        Waits first for a turn under the client's ``rate_limit`` and ``max_concurrency``, if it has them."""
-        limits = self._limits
-        if limits is None:
-            return self._send_tool(name, arguments, task, options)
-        options = limits.enter(options, self.transport.timeout)
-        try:
-            return self._send_tool(name, arguments, task, options)
-        finally:
-            limits.leave()
-
-    def _send_tool(self, name: str, arguments: Optional[Mapping[str, Any]], task: bool,
-                   options: CallOptions) -> Union[CallToolResult, Task]:
-        return call_tool(self._session, self._tool_calls, name, arguments, task, options, always=self.tasks)
+        """:meth:`call_tool` with its options built (the manager's way in: ``options.deadline``, when set, ends
+        a task-backed wait), under the client's ``rate_limit`` and ``max_concurrency`` if it has them."""
+        return call_tool_limited(self._session, self._tool_calls, self._limits, name, arguments, task, options,
+                                 always=self.tasks)
 
     def map_tool(self, name: str, arguments: Iterable[Optional[Mapping[str, Any]]], *, max_concurrency: int = 8,
                  timeout: Optional[float] = None, return_exceptions: bool = False,
@@ -594,17 +564,13 @@ class Client:
                        cancel: Optional[CancelToken] = None,
                        on_progress: Optional[ProgressCallback] = None) -> List[Resource]:
         """Every resource, across all pages (cached like :meth:`list_tools`)."""
-        self._session.require("resources", what="list resources")
-        return self._lists.cached("resources", RESOURCES_LIST, "resources", Resource, refresh,
-                                  call_options(timeout, cancel, on_progress))
+        return resources.list_resources(self._session, self._lists, refresh, call_options(timeout, cancel, on_progress))
 
     def list_resource_templates(self, *, timeout: Optional[float] = None,
                                 cancel: Optional[CancelToken] = None,
                                 on_progress: Optional[ProgressCallback] = None) -> List[ResourceTemplate]:
         """Every resource template, across all pages."""
-        self._session.require("resources", what="list resource templates")
-        return [ResourceTemplate.from_dict(item) for item in self._lists.pages(
-            RESOURCES_TEMPLATES_LIST, "resourceTemplates", call_options(timeout, cancel, on_progress))]
+        return resources.list_templates(self._session, self._lists, call_options(timeout, cancel, on_progress))
 
     def read_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                       on_progress: Optional[ProgressCallback] = None) -> ReadResourceResult:
@@ -614,9 +580,7 @@ class Client:
             ResourceNotFound: there is no such resource (``-32002`` or ``-32602``, over every
                 transport and in every era).
         """
-        self._session.require("resources", what=f"read {uri!r}")
-        return ReadResourceResult.from_dict(self._session.read_resource(uri, call_options(timeout, cancel,
-                                                                                          on_progress)))
+        return resources.read(self._session, uri, call_options(timeout, cancel, on_progress))
 
     def subscribe(self, uri: str, callback: Optional[UpdateCallback] = None, *,
                   timeout: Optional[float] = None) -> Subscription:
@@ -631,28 +595,17 @@ class Client:
         Raises:
             CapabilityError: the server offers no subscriptions, or did not accept this one.
         """
-        self._session.require("resources", "subscribe", what=f"subscribe to {uri!r}")
-        return self._subs.subscribe(uri, callback, timeout)
+        return resources.subscribe(self._session, self._subs, uri, callback, timeout)
 
     def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
                            cancel: Optional[CancelToken] = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see :meth:`subscribe` for a handle)."""
-        self._session.require("resources", "subscribe", what=f"subscribe to {uri!r}")
-        if self.modern:
-            self._subs.hold(uri, timeout)
-            return
-        self._session.call(RESOURCES_SUBSCRIBE, {"uri": uri}, call_options(timeout, cancel))
-        self._streams.subscribed(uri)  # restored if an HTTP session has to be renewed
+        resources.subscribe_resource(self._session, self._subs, self._streams, uri, call_options(timeout, cancel))
 
     def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None,
                              cancel: Optional[CancelToken] = None) -> None:
         """Stop the updates :meth:`subscribe_resource` asked for."""
-        self._session.require("resources", "subscribe", what=f"unsubscribe from {uri!r}")
-        if self.modern:
-            self._subs.release(uri)
-            return
-        self._session.call(RESOURCES_UNSUBSCRIBE, {"uri": uri}, call_options(timeout, cancel))
-        self._streams.unsubscribed(uri)
+        resources.unsubscribe_resource(self._session, self._subs, self._streams, uri, call_options(timeout, cancel))
 
     # prompts
 
@@ -660,20 +613,13 @@ class Client:
                      cancel: Optional[CancelToken] = None,
                      on_progress: Optional[ProgressCallback] = None) -> List[Prompt]:
         """Every prompt, across all pages (cached like :meth:`list_tools`)."""
-        self._session.require("prompts", what="list prompts")
-        return self._lists.cached("prompts", PROMPTS_LIST, "prompts", Prompt, refresh,
-                                  call_options(timeout, cancel, on_progress))
+        return prompts.list_prompts(self._session, self._lists, refresh, call_options(timeout, cancel, on_progress))
 
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
                    timeout: Optional[float] = None, cancel: Optional[CancelToken] = None,
                    on_progress: Optional[ProgressCallback] = None) -> GetPromptResult:
         """Render one prompt with ``arguments``."""
-        self._session.require("prompts", what=f"get prompt {name!r}")
-        params: JSONObject = {"name": name}
-        if arguments:
-            params["arguments"] = {str(k): str(v) for k, v in arguments.items()}
-        return GetPromptResult.from_dict(self._session.call(PROMPTS_GET, params,
-                                                            call_options(timeout, cancel, on_progress)))
+        return prompts.get(self._session, name, arguments, call_options(timeout, cancel, on_progress))
 
     # skills (the io.modelcontextprotocol/skills extension: mcpsync._features.skills, docs/skills.md)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import mcpsync
 
 
@@ -91,3 +93,20 @@ def test_exceptions_pickle():
                 mcpsync.ResourceNotFound(-32002, "gone"), mcpsync.SamplingRejected("no")):
         copy = pickle.loads(pickle.dumps(exc))
         assert type(copy) is type(exc) and str(copy) == str(exc)
+
+
+@pytest.mark.parametrize("path, name", [("mcpsync.tasks", "Task"), ("mcpsync.tasks", "TaskInfo"),
+                                        ("mcpsync.subscriptions", "Subscription")])
+def test_the_handles_keep_their_public_paths(path: str, name: str) -> None:
+    """Their code is in the feature rooms (mcpsync/_features/); reprs, pickles and annotations keep the path."""
+    import importlib
+    import pickle
+    import typing
+
+    value = getattr(importlib.import_module(path), name)
+    assert value is getattr(mcpsync, name) and value.__module__ == path
+    typing.get_type_hints(value)  # the annotations resolve where the class says it lives
+    if name == "TaskInfo":
+        info = value.from_dict({"taskId": "t-1", "status": "working"})
+        copy = pickle.loads(pickle.dumps(info))
+        assert type(copy) is value and copy.task_id == "t-1"

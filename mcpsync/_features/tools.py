@@ -21,14 +21,16 @@ Threads: any number of threads may call at once; each blocks for its own request
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Mapping, Optional, Tuple, Union
 
 from .._protocol.methods import TOOLS_CALL
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
-from .._session.session import SessionHandle
+from .. import retry as _retry
+from .._session.limits import Limits
+from .._session.session import SessionHandle, call_options
 from ..exceptions import CapabilityError, ProtocolError
-from ..tasks import Task
+from .tasks import Task
 from ..types import CallToolResult
 from .lists import Lists
 from .._session.meta import TASKS_EXTENSION
@@ -37,7 +39,8 @@ from .._session.session import Session
 from .spill import cut, limit
 from .toolbook import ToolBook, offers_tool_tasks
 
-__all__ = ["ToolCalls", "call_as_task", "call_tool", "parse_created", "tool_result"]
+__all__ = ["ToolCalls", "call_as_task", "call_tool", "call_tool_limited", "call_tool_retried", "parse_created",
+           "tool_result"]
 
 
 def call_tool(session: Session, tool_calls: "ToolCalls", name: str, arguments: Optional[Mapping[str, Any]],
@@ -53,6 +56,41 @@ def call_tool(session: Session, tool_calls: "ToolCalls", name: str, arguments: O
         return tool_result(session.legacy_call(TOOLS_CALL, params, options), options)
     session.require("tools", what=f"call tool {name!r}")
     return limit(call_as_task(session, tool_calls, params, task, options, always=always), options)
+
+
+def call_tool_limited(session: Session, tool_calls: "ToolCalls", limits: Optional[Limits], name: str,
+                      arguments: Optional[Mapping[str, Any]], task: bool, options: CallOptions, *,
+                      always: bool) -> Union[CallToolResult, Task]:
+    """:func:`call_tool` after a turn under the client's ``rate_limit`` and ``max_concurrency`` (``limits``,
+    None when it has neither); the wait for the turn counts in the call's deadline."""
+    if limits is None:
+        return call_tool(session, tool_calls, name, arguments, task, options, always=always)
+    options = limits.enter(options, session.default_timeout)
+    try:
+        return call_tool(session, tool_calls, name, arguments, task, options, always=always)
+    finally:
+        limits.leave()
+
+
+def call_tool_retried(send: Callable[[CallOptions], Union[CallToolResult, Task]], tool_calls: "ToolCalls",
+                      name: str, options: CallOptions, policy: _retry.Retry, idempotent: Optional[bool],
+                      default_timeout: Optional[float]) -> Union[CallToolResult, Task]:
+    """``send(options)`` (one call of tool ``name``) under ``policy``, as :func:`mcpsync.retry.run` decides.
+
+    Each attempt gets the whole timeout (``options.timeout``, else ``default_timeout``); whether the tool
+    may run twice is ``idempotent`` when given, else what its listed annotations say.
+    """
+    budget = options.timeout if options.timeout is not None else default_timeout
+
+    def attempt(ids: Callable[[Any], None]) -> Union[CallToolResult, Task]:
+        return send(options._replace(on_request_id=ids))
+
+    def repeatable() -> bool:
+        if idempotent is not None:
+            return idempotent
+        return tool_calls.repeatable(name, call_options(budget, options.cancel))
+
+    return _retry.run(attempt, policy, repeatable=repeatable, timeout=budget, cancel=options.cancel, tool=name)
 
 
 def tool_result(data: Any, options: CallOptions) -> CallToolResult:
@@ -133,6 +171,10 @@ class ToolCalls:
             params["task"] = {}
             return parse_created(session.call(TOOLS_CALL, params, options), False), None
         return None, session.call(TOOLS_CALL, params, options)
+
+    def repeatable(self, name: str, options: CallOptions) -> bool:
+        """Whether tool ``name`` is declared safe to run twice (see :meth:`Lists.repeatable`)."""
+        return self._lists.repeatable(name, options)
 
     def _refresh(self, options: CallOptions) -> None:
         try:

@@ -22,7 +22,6 @@ from .._rpc.jsonrpc import JSONObject
 from ..cancel import CancelToken
 from ..handlers import LogMessage
 from ..transports.base import Transport
-from .listcache import ListCache
 from .notifications import LIST_CHANGED, NotificationRouter
 from .session import Session
 
@@ -35,6 +34,12 @@ class Consumer(Protocol):
     def deliver(self, method: str, params: Optional[JSONObject]) -> None: ...
 
     def acknowledge(self, method: str, params: Optional[JSONObject]) -> None: ...
+
+
+class ListCache(Protocol):
+    """The client's list cache (:class:`mcpsync._features.lists.ListCache`), as far as a list_changed needs it."""
+
+    def invalidate(self, kind: Optional[str] = None) -> None: ...
 
 
 class Owner(Protocol):

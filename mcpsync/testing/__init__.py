@@ -35,9 +35,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context as Context
+    from ._server import Context as Context
     from ._context import NoAnswer as NoAnswer
-    from ._memory import FakeTransport as FakeTransport
+    from ._server import FakeTransport as FakeTransport
     from ._recorder import RecordedNotification as RecordedNotification
     from ._recorder import RecordedRequest as RecordedRequest
     from ._server import FakeServer as FakeServer
@@ -52,10 +52,10 @@ _LAZY = {
     "CassetteError": "_cassettes",
     "CassetteMismatch": "_cassettes",
     "use_cassette": "_cassettes",
-    "Context": "_context",
+    "Context": "_server",
     "FakeServer": "_server",
     "FakeServerMixin": "_unittest",
-    "FakeTransport": "_memory",
+    "FakeTransport": "_server",
     "NoAnswer": "_context",
     "RecordedNotification": "_recorder",
     "RecordedRequest": "_recorder",

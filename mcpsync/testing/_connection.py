@@ -375,7 +375,7 @@ class Connection:
 
     def _work(self, run: Invocation) -> None:
         try:
-            self._answer(run, lambda: run_user_code(self.side, run, Context(run)))
+            self._answer(run, lambda: run_user_code(self.side, run, (self.side.context or Context)(run)))
         finally:
             with self._lock:
                 self._workers.discard(threading.current_thread())

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence, Set, Union, cast
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Set, Union
 
 from .._protocol.methods import (
     ELICITATION_CREATE, NOTIFY_MESSAGE, NOTIFY_PROGRESS, RESOURCES_READ, ROOTS_LIST, SAMPLING_CREATE_MESSAGE,
@@ -30,9 +30,6 @@ from ..exceptions import MCPError, RequestCancelled
 from ._protocol import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LOG_LEVELS, MISSING_CLIENT_CAPABILITY
 from ._recorder import RecordedRequest
 from ._side import ServerSide
-
-if TYPE_CHECKING:  # for the public annotation of Context.server only; never imported at run time
-    from ._server import FakeServer
 
 __all__ = ["Context", "Invocation", "LegacySession", "Link", "NoAnswer", "abandoned"]
 
@@ -140,28 +137,8 @@ class Invocation:
 
 
 class Context:
-    """What a fake function can do while it serves a request.
-
-    A tool, resource or prompt function gets one when it has a parameter named
-    ``ctx`` (or annotated ``Context``)::
-
-        @server.tool()
-        def deploy(ctx: Context, target: str) -> str:
-            ctx.progress(1, 3, "building")
-            if ctx.elicit("Deploy?", {"type": "object", "properties": {}})["action"] != "accept":
-                return "not deployed"
-            ctx.progress(3, 3, "done")
-            return f"deployed {target}"
-
-    Over a legacy connection (``initialize`` handshake) :meth:`sample`,
-    :meth:`elicit` and :meth:`list_roots` are requests from server to client.
-    Under 2026-07-28 they become an ``input_required`` result: the function
-    stays blocked while the client gathers the input and retries the request,
-    then carries on and answers the retry.
-
-    Thread safety: each run has its own context, used from the thread that runs
-    the function.
-    """
+    """What a fake function can do while it serves a request: the behaviour of
+    :class:`mcpsync.testing.Context` (documented there), which adds ``server`` typed as the ``FakeServer``."""
 
     def __init__(self, invocation: Invocation) -> None:
         self._run = invocation
@@ -172,9 +149,10 @@ class Context:
     # -- what is being served ------------------------------------------------------------
 
     @property
-    def server(self) -> "FakeServer":
-        """The server this request came to."""
-        return cast("FakeServer", self._run.connection.side.owner)
+    def server(self) -> object:
+        """The server this request came to (the public class, :class:`mcpsync.testing.Context`, made by the
+        FakeServer's connections, types it as the ``FakeServer``)."""
+        return self._run.connection.side.owner
 
     @property
     def request_id(self) -> Optional[RequestId]:

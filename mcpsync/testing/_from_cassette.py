@@ -11,17 +11,31 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar, Union
 
 from .._protocol.methods import INITIALIZE, RESOURCES_LIST, RESOURCES_READ, SERVER_DISCOVER, TOOLS_CALL, TOOLS_LIST
 from .._cassettes._errors import CassetteError
 from .._cassettes._format import read
 from ..types import CallToolResult
 
-if TYPE_CHECKING:  # the server calls this module (FakeServer.from_cassette), not the other way round
-    from ._server import FakeServer
+__all__ = ["Declares", "load_cassette"]
 
-__all__ = ["load_cassette"]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Declares(Protocol):
+    """What a cassette declares on (the ``FakeServer``, which calls this module: never named here)."""
+
+    name: str
+    instructions: Optional[str]
+
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None: ...
+
+    def resource(self, uri: str, *, name: Optional[str] = None, description: Optional[str] = None,
+                 mime_type: Optional[str] = None, title: Optional[str] = None) -> Callable[[F], F]: ...
+
+
+S = TypeVar("S", bound=Declares)
 
 _WIRE_ONLY = ("_meta", "resultType", "cacheScope", "ttlMs")
 
@@ -52,7 +66,7 @@ def _plain(result: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in result.items() if k not in _WIRE_ONLY}
 
 
-def load_cassette(server: "FakeServer", path: str, connection: int = 0) -> "FakeServer":
+def load_cassette(server: S, path: str, connection: int = 0) -> S:
     """Declare on ``server`` what connection ``connection`` of the cassette at ``path`` listed; returns it.
 
     Raises:
@@ -87,7 +101,7 @@ def load_cassette(server: "FakeServer", path: str, connection: int = 0) -> "Fake
     return server
 
 
-def _declare_tool(server: "FakeServer", tool: Dict[str, Any], calls: Dict[Tuple[str, str], Dict[str, Any]],
+def _declare_tool(server: Declares, tool: Dict[str, Any], calls: Dict[Tuple[str, str], Dict[str, Any]],
                   path: str) -> None:
     name = tool["name"]
 
@@ -104,7 +118,7 @@ def _declare_tool(server: "FakeServer", tool: Dict[str, Any], calls: Dict[Tuple[
                     annotations=tool.get("annotations"))
 
 
-def _declare_resource(server: "FakeServer", resource: Dict[str, Any], contents: Any) -> None:
+def _declare_resource(server: Declares, resource: Dict[str, Any], contents: Any) -> None:
     uri = resource["uri"]
 
     def content() -> Union[str, bytes]:

@@ -136,7 +136,8 @@ def _type_hints(fn: Callable[..., Any]) -> Dict[str, Any]:
 
 def _is_context(annotation: Any) -> bool:
     context_type = getattr(sys.modules.get("mcpsync.testing._context"), "Context", None)
-    return context_type is not None and annotation is context_type
+    # the public Context is the FakeServer's subclass (its ``server`` typed as the FakeServer)
+    return context_type is not None and isinstance(annotation, type) and issubclass(annotation, context_type)
 
 
 def _is_json(value: Any) -> bool:

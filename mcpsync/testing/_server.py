@@ -5,7 +5,10 @@ This module is the face tests use and the one place the parts meet: the
 (settings, declarations, recorder) and the
 :class:`~mcpsync.testing._hub.Hub` of its connections, hands those down to
 the transports it makes, and delegates its recording, waiting and asserting
-methods to the recorder. Nothing below imports this module at run time.
+methods to the recorder. Nothing below imports this module, not even for a type checker: the two
+public classes that name the ``FakeServer`` in their annotations live here too, :class:`FakeTransport`
+(built from a server) and :class:`Context` (whose ``server`` is one), the latter handed down to the
+connections through the server's side.
 
 Thread safety: every method may be called from any thread. The ``wait_for_*``
 methods block until their record arrives or the timeout passes;
@@ -20,14 +23,16 @@ import copy
 import os
 import threading
 from typing import (
-    TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload,
+    TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, cast, overload,
 )
 
 from .._rpc.engine import DEFAULT_TIMEOUT
 from .._rpc.jsonrpc import JSONObject
 from ..skills import Skill
-from ._hub import Hub, register
-from ._memory import FakeTransport
+from ..transports.memory import MemoryTransport
+from . import _context
+from ._connection import Connection
+from ._hub import Hub, hub_of, register
 from ._protocol import choose_versions
 from ._recorder import Fault, RecordedNotification, RecordedRequest
 from ._registry import Completer, PromptDef, ResourceDef, TemplateDef, ToolDef
@@ -38,7 +43,7 @@ from ._stdio import serve_stdio
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["FakeServer", "RecordedNotification", "RecordedRequest"]
+__all__ = ["Context", "FakeServer", "FakeTransport", "RecordedNotification", "RecordedRequest"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -98,7 +103,7 @@ class FakeServer:
             modern_versions=modern_versions, page_size=page_size, request_timeout=request_timeout,
             input_timeout=input_timeout, ttl_ms=ttl_ms,
             capabilities=copy.deepcopy(dict(capabilities)) if capabilities is not None else None)
-        self._side = ServerSide(self._settings, owner=self)
+        self._side = ServerSide(self._settings, owner=self, context=Context)
         self._registry = self._side.registry
         self._recorder = self._side.recorder
         self._hub = Hub(self._side)
@@ -514,3 +519,74 @@ class FakeServer:
 
     def _list_changed(self, kind: str) -> None:
         self.notify(f"notifications/{kind}/list_changed")
+
+
+class Context(_context.Context):
+    """What a fake function can do while it serves a request.
+
+    A tool, resource or prompt function gets one when it has a parameter named
+    ``ctx`` (or annotated ``Context``)::
+
+        @server.tool()
+        def deploy(ctx: Context, target: str) -> str:
+            ctx.progress(1, 3, "building")
+            if ctx.elicit("Deploy?", {"type": "object", "properties": {}})["action"] != "accept":
+                return "not deployed"
+            ctx.progress(3, 3, "done")
+            return f"deployed {target}"
+
+    Over a legacy connection (``initialize`` handshake) :meth:`sample`,
+    :meth:`elicit` and :meth:`list_roots` are requests from server to client.
+    Under 2026-07-28 they become an ``input_required`` result: the function
+    stays blocked while the client gathers the input and retries the request,
+    then carries on and answers the retry.
+
+    Thread safety: each run has its own context, used from the thread that runs
+    the function.
+    """
+
+    @property
+    def server(self) -> FakeServer:
+        """The server this request came to."""
+        return cast(FakeServer, super().server)
+
+
+class FakeTransport(MemoryTransport):
+    """A :class:`~mcpsync.MemoryTransport` whose peer is a :class:`~mcpsync.testing.FakeServer`.
+
+    Opening it opens a connection on the server's :class:`~mcpsync.testing._hub.Hub`; what the
+    client writes is queued for that connection's threads (it never blocks the writer), and the
+    server's answers are fed back as the client's input. Closing either end closes the other:
+    closing the transport closes the connection and joins its threads; a connection that drops
+    (a scripted crash) disconnects the transport.
+
+    A client finds the era over it as over stdio: the ``server/discover`` probe first.
+    """
+
+    kind = "fake"
+    # A FakeServer is a real dual-era server, not a scripted peer: connect to it as to a stdio server
+    # (the server/discover probe, then the handshake if refused), so that client() and run_stdio()
+    # settle the same version. No era cache: the cache keys only stdio and HTTP servers.
+
+    def __init__(self, server: FakeServer, *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
+        super().__init__(self._to_server, name=name, timeout=timeout)
+        self.server = server
+        self._hub = hub_of(server)
+        self._connection: Optional[Connection] = None
+
+    def _open(self) -> None:
+        self._connection = self._hub.open(self.feed, self._dropped)
+
+    def _to_server(self, _transport: MemoryTransport, message: JSONObject) -> None:
+        connection = self._connection
+        if connection is not None:
+            connection.receive(message)
+
+    def _dropped(self, reason: str, _exit_code: int) -> None:
+        self.disconnect(reason)
+
+    def _shutdown(self, cause: Optional[BaseException]) -> None:
+        connection = self._connection
+        super()._shutdown(cause)
+        if connection is not None:
+            connection.close("the client closed the connection" if cause is None else f"connection lost: {cause}")

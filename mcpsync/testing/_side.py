@@ -12,7 +12,9 @@ connections need of it is far smaller, and is this :class:`ServerSide`:
 The connection, request and transport modules receive a ``ServerSide``, never
 the ``FakeServer``, so they import nothing above this module. The one link
 back up is :attr:`ServerSide.owner`, kept only so that ``ctx.server`` can hand
-the user their ``FakeServer``.
+the user their ``FakeServer``; :attr:`ServerSide.context` is the owner's ``Context`` class, which
+types it so (handed down, so that nothing below the ``FakeServer``'s module names it, even for a
+type checker).
 
 Thread safety: the registry and recorder lock for themselves; settings are
 plain values read without a lock (tests set them before serving, if at all).
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 from .._rpc.jsonrpc import JSONObject
 from ._protocol import SKILLS_EXTENSION
@@ -69,6 +71,9 @@ class ServerSide:
     recorder: Recorder = field(init=False)
     owner: object = None
     """The public object (the ``FakeServer``) this side serves; opaque here."""
+    context: Optional[Callable[[Any], Any]] = None
+    """The class a function's ``ctx`` is made of: the owner's :class:`~mcpsync.testing.Context`, whose
+    ``server`` is typed as the owner (None: the plain one of :mod:`~mcpsync.testing._context`)."""
 
     def __post_init__(self) -> None:
         settings = self.settings

@@ -20,7 +20,7 @@ from mcpsync import (
 )
 from mcpsync._session import era as _era
 from mcpsync.transports._headers import encode_value, header_plan, param_headers, routing_headers
-from mcpsync._session.listcache import ListCache
+from mcpsync._features.lists import ListCache
 
 from ..conftest import LogWatch, server_argv, until
 from ..http_fixtures import mis  # noqa: F401  (fixture)

@@ -67,6 +67,9 @@ def test_tasks_and_subscriptions_hold_the_session_not_the_client():
     graph = _imports()
     for name in ("mcpsync.tasks", "mcpsync.subscriptions"):
         assert "mcpsync.client" not in graph[name], name
+    for name, targets in graph.items():  # the rooms those public paths show
+        if name.startswith("mcpsync._features"):
+            assert not targets & {"mcpsync.client", "mcpsync._lifecycle", "mcpsync.tasks", "mcpsync.subscriptions"}, name
     for name, targets in graph.items():
         if name.startswith("mcpsync._session"):
             assert not targets & {"mcpsync.client", "mcpsync.tasks", "mcpsync.subscriptions", "mcpsync.manager"}, name

@@ -19,7 +19,7 @@ import pytest
 
 from mcpsync import CancelToken, Client, MCPError, RequestCancelled
 from mcpsync.testing import Context, FakeServer
-from mcpsync.testing._memory import FakeTransport
+from mcpsync.testing import FakeTransport
 
 from ..conftest import ROOT
 

@@ -15,7 +15,7 @@ import pytest
 import mcpsync
 from mcpsync import MCPError, RequestCancelled
 from mcpsync.testing import Context, FakeServer
-from mcpsync.testing._memory import FakeTransport
+from mcpsync.testing import FakeTransport
 
 MODERN = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"

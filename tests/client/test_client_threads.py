@@ -14,7 +14,7 @@ import pytest
 import mcpsync
 from mcpsync.testing import FakeServer
 
-from .conftest import server_argv, until
+from ..conftest import server_argv, until
 
 THREADS = 8
 WAIT = 20.0

@@ -19,8 +19,8 @@ from mcpsync import (
 )
 from mcpsync._session import era as _era
 
-from .conftest import LogWatch, server_argv
-from .peer import Responder, ScriptedPeer
+from ..conftest import LogWatch, server_argv
+from ..peer import Responder, ScriptedPeer
 
 MODERN = "2026-07-28"
 
@@ -236,7 +236,7 @@ def test_the_handler_and_task_examples_run(script, stdin, expected):
     import sys
     from pathlib import Path
 
-    examples = Path(__file__).parent.parent / "examples"
+    examples = Path(__file__).parent.parent.parent / "examples"
     done = subprocess.run([sys.executable, str(examples / script)], input=stdin, capture_output=True, text=True,
                           timeout=60, cwd=examples)
     assert done.returncode == 0, done.stderr[-2000:]

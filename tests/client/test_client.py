@@ -30,7 +30,7 @@ from mcpsync import (
     __version__,
 )
 
-from .peer import Responder, ScriptedPeer
+from ..peer import Responder, ScriptedPeer
 
 LATEST = "2025-11-25"
 SERVER_LOGGER = "mcpsync.server.memory"

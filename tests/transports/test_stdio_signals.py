@@ -27,7 +27,7 @@ import pytest
 import mcpsync
 from mcpsync.transports import _process, _watchdog
 
-from .conftest import ROOT, SERVERS, until
+from ..conftest import ROOT, SERVERS, until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watchdog and /proc are Linux's")
 

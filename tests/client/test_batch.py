@@ -23,7 +23,7 @@ from mcpsync import MCPError, Retry
 from mcpsync._rpc.options import CallOptions
 from mcpsync._session.limits import Limits
 
-from .conftest import server_argv, until
+from ..conftest import server_argv, until
 
 
 def stats(client: mcpsync.Client, **args: Any) -> Dict[str, Any]:
@@ -342,7 +342,7 @@ def test_config_keys_are_read_and_checked() -> None:
 
 
 def throttled(*refuse: Any, fail_after_run: int = 0) -> Any:
-    from .servers.http_throttle import ThrottleServer
+    from ..servers.http_throttle import ThrottleServer
 
     return ThrottleServer(list(refuse), fail_after_run=fail_after_run)
 
@@ -397,7 +397,7 @@ def test_an_http_failure_after_the_tool_ran_is_retried_only_for_a_safe_tool() ->
 
 
 def test_map_tool_against_server_everything() -> None:
-    from .npm_peers import everything_argv
+    from ..npm_peers import everything_argv
 
     with mcpsync.connect(everything_argv(), timeout=60) as client:
         results = client.map_tool("get-sum", [{"a": i, "b": 1000} for i in range(40)], max_concurrency=8)

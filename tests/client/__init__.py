@@ -1,0 +1,1 @@
+"""Tests of the client facade (mcpsync.client, mcpsync._lifecycle): its requests, handlers, threads and batches."""

@@ -1,0 +1,1 @@
+"""Tests of the value modules (types, their notebook renderings, the progress bar)."""
