@@ -66,6 +66,9 @@ def _child_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("PYTHONSTARTUP", None)
+    # The discarded warm-up runs write the .pyc files every later run reads, as an installed
+    # package has them: without that, each run would compile what changed since the last write.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
@@ -607,16 +610,34 @@ print("OK")
 '''
 
 
-def _time_script(path: str, runs: int, timeout: float, cmd: list | None = None, expect: str = "OK") -> dict:
-    walls = []
-    for i in range(runs + 1):  # first run warms the page cache / .pyc files; discarded
-        rc, out, err, wall = _run(cmd or [sys.executable, path], timeout)
-        if rc != 0 or expect not in out:
-            return {"ok": False, "error": "rc=%r: %s" % (rc, _tail(err, 3))}
-        if i:
-            walls.append(wall)
-    return {"ok": True, "runs": runs, "median_ms": statistics.median(walls) * 1000.0,
-            "min_ms": min(walls) * 1000.0, "max_ms": max(walls) * 1000.0}
+def _time_scripts(jobs: dict, runs: int, timeout: float) -> dict:
+    """Wall time of each job ``name -> (cmd, env or None, expected output)``, in rotating order.
+
+    The jobs take turns run by run (A B C, B C A, ...), so that a machine whose speed drifts
+    (a shared VM) weighs on all of them alike and their ratios hold. Each job's first run
+    warms the page cache and the .pyc files and is discarded. A job that fails once is dropped.
+    """
+    names = list(jobs)
+    walls: dict = {name: [] for name in names}
+    failed: dict = {}
+    for i in range(runs + 1):
+        order = names[i % len(names):] + names[:i % len(names)] if names else []
+        for name in order:
+            if name in failed:
+                continue
+            cmd, env, expect = jobs[name]
+            rc, out, err, wall = _run(cmd, timeout, env)
+            if rc != 0 or expect not in out:
+                failed[name] = {"ok": False, "error": "rc=%r: %s" % (rc, _tail(err, 3))}
+            elif i:
+                walls[name].append(wall)
+    results = dict(failed)
+    for name in names:
+        if name not in failed:
+            w = walls[name]
+            results[name] = {"ok": True, "runs": runs, "median_ms": statistics.median(w) * 1000.0,
+                             "min_ms": min(w) * 1000.0, "max_ms": max(w) * 1000.0}
+    return results
 
 
 def _time_import(module: str, runs: int, timeout: float) -> dict:
@@ -833,6 +854,13 @@ def _print_report(results: dict) -> None:
     for k in ("threaded", "mcpsync", "official"):
         if (c.get(k) or {}).get("ok"):
             print("  %s %d-way = %s." % (k, meta["threads"], c[k]["conc"]["mode"]))
+    nowd, cli = st.get("mcpsync_no_watchdog") or {}, st.get("cli") or {}
+    if nowd.get("ok"):
+        with_wd = (st.get("mcpsync") or {}).get("median_ms")
+        print("  mcpsync script without the watchdog (MCPSYNC_WATCHDOG=0): %.1f ms%s" % (
+            nowd["median_ms"], "; with it / without: %.2fx" % (with_wd / nowd["median_ms"]) if with_wd else ""))
+    if cli.get("ok"):
+        print("  mcpsync tools -- python echo_server.py: %.1f ms" % cli["median_ms"])
     extra = st.get("official_client") or {}
     if extra.get("ok"):
         print("  official SDK high-level mcp.Client (auto mode: server/discover probe -> initialize): "
@@ -936,6 +964,7 @@ def _parent_main(args: argparse.Namespace) -> int:
             ok_client, _ = _probe_import("mcp.client.client", args.timeout) if ok_mcp else (False, "")
             if ok_client:
                 scripts.append(("official_client", SCRIPT_OFFICIAL_CLIENT, True, ""))
+            jobs: dict = {}
             for name, template, available, why in scripts:
                 if not available:
                     results["script_time"][name] = {"ok": False, "error": "not importable: " + why}
@@ -943,13 +972,14 @@ def _parent_main(args: argparse.Namespace) -> int:
                 path = os.path.join(tmp, "script_%s.py" % name)
                 with open(path, "w") as f:
                     f.write(template.format(server=SERVER))
-                _log("[script] %s x%d ..." % (name, args.runs))
-                results["script_time"][name] = _time_script(path, args.runs, args.timeout)
-            if ok_ms:  # the command line's whole run: `mcpsync tools -- python echo_server.py`
-                _log("[script] mcpsync command x%d ..." % args.runs)
-                results["script_time"]["cli"] = _time_script(
-                    "", args.runs, args.timeout, cmd=[sys.executable, "-m", "mcpsync", "tools", "--", sys.executable, SERVER],
-                    expect="echo")
+                jobs[name] = ([sys.executable, path], None, "OK")
+            if ok_ms:
+                # The same script without the watchdog process (what a first connect costs with it),
+                # and the command line's whole run: `mcpsync tools -- python echo_server.py`.
+                jobs["mcpsync_no_watchdog"] = (jobs["mcpsync"][0], dict(_child_env(), MCPSYNC_WATCHDOG="0"), "OK")
+                jobs["cli"] = ([sys.executable, "-m", "mcpsync", "tools", "--", sys.executable, SERVER], None, "echo")
+            _log("[script] %s, %d runs each, interleaved ..." % (", ".join(jobs), args.runs))
+            results["script_time"].update(_time_scripts(jobs, args.runs, args.timeout))
 
     if "import" in only:
         for name, module, available, why in (("python", "", True, ""), ("mcpsync", "mcpsync", ok_ms, why_ms),

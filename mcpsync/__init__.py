@@ -11,17 +11,15 @@
 Importing mcpsync loads neither asyncio nor any HTTP library.
 """
 
-import logging as _logging
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
+from . import _log
 from ._version import __version__
 from .cancel import CancelToken
 from .capabilities import ServerCapabilities
 from .client import Client, connect
-from .progress import ProgressBar
 from .retry import Retry
-from ._signals import SignalExit, install_signal_handlers
 from ._features.spill import SpilledResult
 from .exceptions import (
     AuthError,
@@ -44,6 +42,7 @@ from .exceptions import (
     ServerNotConnected,
     ServerUnreachable,
     SessionExpired,
+    SignalExit,
     SkillVerificationError,
     StreamBroken,
     ToolError,
@@ -58,17 +57,9 @@ from .exceptions import (
     URLElicitationRequired,
 )
 from .handlers import CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, LogMessage
-from .stateless import call_mcp, parse_sse
 from .subscriptions import Subscription
 from .tasks import Task, TaskInfo
-from .transports import (
-    MemoryTransport,
-    SSETransport,
-    StdioTransport,
-    StreamableHTTPTransport,
-    Transport,
-    create_transport,
-)
+from .transports import MemoryTransport, StdioTransport, Transport, create_transport
 from .skills import LoadedSkill, Skill, SkillContent, SkillFile
 from .types import (
     AudioContent,
@@ -101,10 +92,16 @@ if _TYPE_CHECKING:
     from .auth import (ClientCredentials, EnterpriseAuth, FileTokenStore, MemoryTokenStore, OAuth, TokenStore,
                        WorkloadIdentity)
     from .config import ServerConfig
+    from ._signals import install_signal_handlers
     from .manager import ManagedTool, Manager, ReconnectPolicy, ServerStatus
+    from .progress import ProgressBar
+    from .stateless import call_mcp, parse_sse
+    from .transports import SSETransport, StreamableHTTPTransport
 
-# The manager, config and auth modules load on first use, keeping ``import mcpsync`` light
-# (auth subclasses ``requests.auth.AuthBase``, so it imports requests).
+# The manager, config and auth modules, the HTTP transports, the stateless calls, the progress bar
+# and the opt-in signal handlers load on first use, keeping ``import mcpsync`` light (auth
+# subclasses ``requests.auth.AuthBase``, so it imports requests; a script that starts a stdio
+# server needs no HTTP code at all).
 _LAZY = {
     "ClientCredentials": "auth",
     "EnterpriseAuth": "auth",
@@ -118,6 +115,12 @@ _LAZY = {
     "ReconnectPolicy": "manager",
     "ServerConfig": "config",
     "ServerStatus": "manager",
+    "SSETransport": "transports",
+    "StreamableHTTPTransport": "transports",
+    "ProgressBar": "progress",
+    "install_signal_handlers": "_signals",
+    "call_mcp": "stateless",
+    "parse_sse": "stateless",
 }
 
 
@@ -233,4 +236,6 @@ __all__ = [
     "parse_sse",
 ]
 
-_logging.getLogger(__name__).addHandler(_logging.NullHandler())
+# The package's NullHandler now if the application has loaded logging already, else when logging
+# is first loaded (see mcpsync/_log.py: until then no record is made at all).
+_log.install_null_handler()

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import TYPE_CHECKING, Any, Callable, Deque, Iterable, Sized, Iterator, Mapping, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Deque, Generic, Iterable, Sized, Iterator, Mapping, Optional, Tuple, TypeVar, Union
 
 from .cancel import CancelToken
 
 if TYPE_CHECKING:
     import concurrent.futures as cf
+    import queue
 
 __all__ = ["imap", "check_concurrency", "progress_callback", "ProgressArg"]
 
@@ -66,66 +67,96 @@ def imap(call: Callable[[A, CancelToken], T], arguments: Iterable[A], *,
     early (or an exception thrown into it, say KeyboardInterrupt) does the same. Every thread has
     ended when the generator is done.
     """
-    import concurrent.futures as cf  # noqa: PLC0415 (only a batch needs it: keeps `import mcpsync` light)
-    import queue  # noqa: PLC0415
-
     update, close_bar = progress_callback(progress, description)
-    total = len(arguments) if isinstance(arguments, Sized) else None
-    source = iter(arguments)
-    window = math.inf if read_ahead is None else read_ahead
-    # One token for the batch: firing it abandons every call still in flight (each tells its server).
-    batch_cancel = CancelToken()
-    pending: Deque["cf.Future[T]"] = collections.deque()  # read, not yet yielded, in input order
-    in_flight = 0  # submitted, completion not yet taken from `finished`
-    finished: "queue.SimpleQueue[cf.Future[T]]" = queue.SimpleQueue()  # completions, as they happen
-    pool = cf.ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="mcpsync-map")
-    exhausted = False
-    done_count = 0
+    batch = _Batch(call, arguments, max_concurrency, return_exceptions, read_ahead, update)
     try:
         while True:
-            while not exhausted and in_flight < max_concurrency and len(pending) < window:
-                try:
-                    item = next(source)
-                except StopIteration:
-                    exhausted = True
-                    break
-                future = pool.submit(call, item, batch_cancel)
-                future.add_done_callback(finished.put)
-                pending.append(future)
-                in_flight += 1
-            if not pending:
+            batch.submit()
+            if not batch.pending:
                 return
-            # Take the completions there are (waiting for one unless the head is done): they free
-            # slots, and a failure among them is the batch's first failure.
-            block = not pending[0].done()
-            while True:
-                try:
-                    completed = finished.get(block=block)
-                except queue.Empty:
-                    break
-                block = False
-                in_flight -= 1
-                if not return_exceptions and completed.exception() is not None:
-                    error = completed.exception()
-                    assert error is not None
-                    raise error
-            while pending and pending[0].done():
-                future = pending.popleft()
-                error = future.exception()
-                done_count += 1
-                if update is not None:
-                    update(float(done_count), None if total is None else float(total), None)
-                if error is not None:
-                    if not return_exceptions:
-                        raise error
-                    yield error
-                else:
-                    yield future.result()
+            batch.take_completions()
+            yield from batch.done_in_order()
     finally:
-        if any(not future.done() for future in pending):
-            batch_cancel.cancel("another call of the batch failed, or the batch was abandoned")
-            for future in pending:
-                future.cancel()  # those not started yet are never sent
-        pool.shutdown(wait=True)
+        batch.close()
         if close_bar is not None:
             close_bar()
+
+
+class _Batch(Generic[A, T]):
+    """One :func:`imap` run: the items read and not yet yielded (in input order), the completions not
+    yet taken, the pool, and the batch's one cancel token."""
+
+    def __init__(self, call: Callable[[A, CancelToken], T], arguments: Iterable[A], max_concurrency: int,
+                 return_exceptions: bool, read_ahead: Optional[int], update: Optional[Callable[..., None]]) -> None:
+        import concurrent.futures as cf  # noqa: PLC0415 (only a batch needs it: keeps `import mcpsync` light)
+        import queue  # noqa: PLC0415
+
+        self.call = call
+        self.total = len(arguments) if isinstance(arguments, Sized) else None
+        self.source = iter(arguments)
+        self.window = math.inf if read_ahead is None else read_ahead
+        self.max_concurrency = max_concurrency
+        self.return_exceptions = return_exceptions
+        self.update = update
+        # One token for the batch: firing it abandons every call still in flight (each tells its server).
+        self.cancel = CancelToken()
+        self.pending: Deque["cf.Future[T]"] = collections.deque()  # read, not yet yielded, in input order
+        self.in_flight = 0  # submitted, completion not yet taken from `finished`
+        self.finished: "queue.SimpleQueue[cf.Future[T]]" = queue.SimpleQueue()  # completions, as they happen
+        self.pool = cf.ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="mcpsync-map")
+        self.exhausted = False
+        self.done_count = 0
+
+    def submit(self) -> None:
+        """Read and submit items while a thread is free and the read-ahead window allows."""
+        while not self.exhausted and self.in_flight < self.max_concurrency and len(self.pending) < self.window:
+            try:
+                item = next(self.source)
+            except StopIteration:
+                self.exhausted = True
+                return
+            future = self.pool.submit(self.call, item, self.cancel)
+            future.add_done_callback(self.finished.put)
+            self.pending.append(future)
+            self.in_flight += 1
+
+    def take_completions(self) -> None:
+        """Take the completions there are (waiting for one unless the head is done): they free slots,
+        and a failure among them is the batch's first failure (raised, unless ``return_exceptions``)."""
+        import queue  # noqa: PLC0415
+
+        block = not self.pending[0].done()
+        while True:
+            try:
+                completed = self.finished.get(block=block)
+            except queue.Empty:
+                return
+            block = False
+            self.in_flight -= 1
+            error = None if self.return_exceptions else completed.exception()
+            if error is not None:
+                raise error
+
+    def done_in_order(self) -> Iterator[Union[T, BaseException]]:
+        """The results at the head of the input order that are done, in order, each counted as progress;
+        a failure is raised (yielded with ``return_exceptions``)."""
+        while self.pending and self.pending[0].done():
+            future = self.pending.popleft()
+            error = future.exception()
+            self.done_count += 1
+            if self.update is not None:
+                self.update(float(self.done_count), None if self.total is None else float(self.total), None)
+            if error is None:
+                yield future.result()
+            elif self.return_exceptions:
+                yield error
+            else:
+                raise error
+
+    def close(self) -> None:
+        """Abandon the calls still running or not yet started (each tells its server); wait for every thread."""
+        if any(not future.done() for future in self.pending):
+            self.cancel.cancel("another call of the batch failed, or the batch was abandoned")
+            for future in self.pending:
+                future.cancel()  # those not started yet are never sent
+        self.pool.shutdown(wait=True)

@@ -18,7 +18,7 @@ This is a leaf module: it imports nothing of mcpsync.
 from __future__ import annotations
 
 import itertools
-import logging
+from ._log import getLogger
 import os
 import threading
 import weakref
@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 __all__ = ["AFTER_FORK_CHOICES", "check_after_fork", "generation", "on_child", "parent_pid", "watch"]
 
-log = logging.getLogger("mcpsync.fork")
+log = getLogger("mcpsync.fork")
 
 #: The ``after_fork=`` values of ``connect()``, ``Client`` and ``Manager``.
 AFTER_FORK_CHOICES = ("reconnect", "raise")

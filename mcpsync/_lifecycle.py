@@ -24,7 +24,7 @@ the one that connected it:
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Dict, NamedTuple, Optional, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, cast
 
 from ._session.handshake import Handshake
 from ._session.inbound import Inbound
@@ -32,13 +32,15 @@ from ._features.lists import Lists
 from ._session.notifications import NotificationRouter
 from ._session.responder import Responder
 from ._session.session import Session
-from ._features.skills import Skills
 from ._session.streams import Streams
 from ._features.tools import ToolCalls
 from ._features.toolbook import ToolBook
 from ._features.subscriptions import Subscriptions
 from .exceptions import ForkedError
 from .transports.base import Transport
+
+if TYPE_CHECKING:
+    from ._features.skills import Skills
 
 __all__ = ["Parts", "build", "child_transport", "connector", "forked_first_use", "pickled_options",
            "manager_refused", "require_picklable"]
@@ -62,7 +64,7 @@ class Parts(NamedTuple):
     lists: Lists
     inbound: Inbound
     tool_calls: ToolCalls
-    skills: Skills
+    skills: Callable[[], "Skills"]
 
 
 def build(client: Any, transport: Transport, log_level: Optional[str], router: NotificationRouter) -> Parts:
@@ -86,7 +88,23 @@ def build(client: Any, transport: Transport, log_level: Optional[str], router: N
     handshake.on_renewed(router.renewed)  # then the user's on_session_renewed callbacks
     inbound = Inbound(client, session, router, subs, lists.cache)
     return Parts(handshake, session, router, subs, streams, lists, inbound, ToolCalls(session, tools, lists),
-                 Skills(session, lists))
+                 skills_on_demand(session, lists))
+
+
+def skills_on_demand(session: Session, lists: Lists) -> Callable[[], "Skills"]:
+    """The connection's skills requests, made on first use: most programs never ask for a skill, so
+    neither ``import mcpsync`` nor ``connect`` loads the feature and its parsers. (Two threads may
+    each make one: it holds nothing but the session and the lists.)"""
+    made: List["Skills"] = []
+
+    def skills() -> "Skills":
+        if not made:
+            from ._features.skills import Skills
+
+            made.append(Skills(session, lists))
+        return made[0]
+
+    return skills
 
 
 def child_transport(inherited: Transport) -> Transport:

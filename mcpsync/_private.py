@@ -27,16 +27,16 @@ only created. Thread-safe: nothing is shared.
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 from typing import Union
 
+from ._log import getLogger
 from .exceptions import UnsafeDirectory
 
 __all__ = ["private_directory", "private_subdirectory", "trustworthy_directory"]
 
-log = logging.getLogger("mcpsync")
+log = getLogger("mcpsync")
 
 PathLike = Union[str, "os.PathLike[str]"]
 _OTHERS = stat.S_IRWXG | stat.S_IRWXO

@@ -18,19 +18,19 @@ This module knows no client: a core is anything with a ``close()``.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ._log import getLogger
 from . import _fork
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "ENV_OPT_OUT", "Lease", "acquire", "check_idle_timeout", "close_idle", "detach",
            "enabled", "is_handle", "key_of", "lend", "stats"]
 
-log = logging.getLogger("mcpsync.shared")
+log = getLogger("mcpsync.shared")
 
 #: Seconds a shared connection nobody holds stays open for the next task.
 DEFAULT_IDLE_TIMEOUT = 300.0

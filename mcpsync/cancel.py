@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import logging
+from ._log import getLogger
 import threading
 from typing import Any, Callable, List, Optional
 
 __all__ = ["CancelToken"]
 
-log = logging.getLogger(__name__)
+log = getLogger(__name__)
 
 CancelCallback = Callable[[Any], None]
 

@@ -6,12 +6,12 @@ the transport's. Every public method builds its ``CallOptions`` once and hands i
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union,
-                    overload)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional,
+                    Sequence, Union, overload)
 
+from ._log import getLogger
 from ._protocol.methods import NOTIFY_ROOTS_LIST_CHANGED
 from . import _batch, _fork, _lifecycle, _shared, capabilities
 from . import retry as _retry
@@ -23,7 +23,6 @@ from ._session import mrtr as _mrtr
 from ._session import telemetry as _telemetry
 from ._session.notifications import LOG_LEVELS, NotificationHandler, NotificationRouter
 from ._session.session import call_options
-from ._features.skills import SkillRef
 from ._features.spill import capped
 from ._features import prompts, resources, utilities
 from ._features.subscriptions import Subscription, UpdateCallback
@@ -39,6 +38,9 @@ from .transports.base import close_unclosed, safe_name
 from .skills import LoadedSkill, Skill, SkillContent
 from .types import (CallToolResult, CompleteResult, GetPromptResult, Implementation, Prompt, ReadResourceResult,
                     Resource, ResourceTemplate, Tool)
+
+if TYPE_CHECKING:
+    from ._features.skills import SkillRef
 
 __all__ = ["Client", "connect"]
 
@@ -161,7 +163,7 @@ class Client:
         self.telemetry = telemetry
         self.tasks = tasks
         self.max_input_rounds = max_input_rounds
-        self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(transport.name)}")
+        self.server_log = getLogger(f"mcpsync.server.{safe_name(transport.name)}")
         self.after_fork = _fork.check_after_fork(after_fork)
         self.share = bool(share)
         self.idle_timeout = _shared.check_idle_timeout(idle_timeout)
@@ -627,25 +629,25 @@ class Client:
                     cancel: Optional[CancelToken] = None) -> List[Skill]:
         """Every skill's entry, all pages, cached for the listing's ``ttlMs``; reads no skill file.
         Raises :class:`~mcpsync.CapabilityError` if the server does not declare the extension."""
-        return self._skills.list(refresh, call_options(timeout, cancel))
+        return self._skills().list(refresh, call_options(timeout, cancel))
 
     def get_skill(self, skill: str, *, timeout: Optional[float] = None,
                   cancel: Optional[CancelToken] = None) -> Skill:
         """One entry, by ``SKILL.md`` URI (``skills/get``) or by name (from the listing); reads no file.
         Raises :class:`~mcpsync.UnknownSkillError` for no such skill, or a name listed skills share."""
-        return self._skills.get(skill, call_options(timeout, cancel))
+        return self._skills().get(skill, call_options(timeout, cancel))
 
     def load_skill(self, skill: SkillRef, *, allow_dynamic: bool = False, timeout: Optional[float] = None,
                    cancel: Optional[CancelToken] = None) -> LoadedSkill:
         """Read a skill's ``SKILL.md`` (entry, URI or name) and check its size, digest and frontmatter.
         Raises :class:`~mcpsync.SkillVerificationError` on a mismatch; the content is not returned."""
-        return self._skills.load(skill, call_options(timeout, cancel), allow_dynamic)
+        return self._skills().load(skill, call_options(timeout, cancel), allow_dynamic)
 
     def read_skill_file(self, skill: SkillRef, path: str, *, allow_dynamic: bool = False,
                         timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> SkillContent:
         """Read one file the skill's manifest lists (relative path or URI), checked by size and digest.
         Raises :class:`~mcpsync.SkillVerificationError` if unlisted or different; nothing is returned."""
-        return self._skills.read(skill, path, call_options(timeout, cancel), allow_dynamic)
+        return self._skills().read(skill, path, call_options(timeout, cancel), allow_dynamic)
 
     # utilities
 

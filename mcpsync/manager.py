@@ -20,13 +20,13 @@ index, the scheduler, the tools cache, qualified names) live in :mod:`mcpsync._f
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import threading
 import time
 import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
+from ._log import getLogger
 from . import _batch, _fork, _shared
 from . import retry as _retry
 from ._live import LiveSet
@@ -50,7 +50,7 @@ from .types import CallToolResult, Tool
 
 __all__ = ["ManagedTool", "Manager", "ReconnectPolicy", "ServerStatus"]
 
-log = logging.getLogger("mcpsync.manager")
+log = getLogger("mcpsync.manager")
 
 DEFAULT_STARTUP_TIMEOUT = 2.0
 DEFAULT_MAX_PARALLEL = 16

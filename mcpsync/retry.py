@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, Tuple, TypeVar
 
 from ._rpc import delivery
 from .cancel import CancelToken
@@ -176,30 +176,51 @@ def run(attempt: Callable[[Callable[[Any], None]], T], policy: Optional[Retry], 
             if policy is None:
                 raise
             failures += 1
-            what = f"tool {tool!r}" if tool else "the call"
-            if not _worth_repeating(error):
-                _refuse(error, "the server answered, or the failure is not one another attempt can change")
+            wait = 0.0
+            why = _refusal(error, policy, failures, ids.count, repeatable, tool)
+            if why is None:
+                wait, why = _wait(error, policy, failures, timeout)
+            if why is not None:
+                _refuse(error, why)
                 raise
-            if not never_ran(error, ids.count) and not repeatable():
-                _refuse(error, f"the call may have run on the server, and {what} is not declared safe to repeat "
-                               "(no idempotentHint or readOnlyHint; pass idempotent=True if it is)")
-                raise
-            if failures >= policy.attempts:
-                _refuse(error, f"{policy.attempts} attempt(s) failed (Retry(attempts={policy.attempts}))")
-                raise
-            wait = policy.delay(failures)
-            asked = retry_after(error)
-            if asked is not None:
-                wait = max(wait, asked)
-                if timeout is not None and asked > timeout:
-                    _refuse(error, f"the server asked to wait {asked:g}s (Retry-After), longer than the call's "
-                                   f"timeout of {timeout:g}s")
-                    raise
-            if cancel is not None:
-                if cancel.wait(wait):
-                    raise RequestCancelled(cancel.reason) from error
-            elif wait > 0:
-                threading.Event().wait(wait)
+            _pause(wait, cancel, error)
+
+
+def _refusal(error: MCPSyncError, policy: Retry, failures: int, requests: int, repeatable: Callable[[], bool],
+             tool: str) -> Optional[str]:
+    """Why ``error`` is not retried (None: it may be): nothing can change, the call may have run and is
+    not safe to repeat, or the attempts are spent. ``repeatable()`` is asked only when it may have run."""
+    if not _worth_repeating(error):
+        return "the server answered, or the failure is not one another attempt can change"
+    if not never_ran(error, requests) and not repeatable():
+        what = f"tool {tool!r}" if tool else "the call"
+        return (f"the call may have run on the server, and {what} is not declared safe to repeat "
+                "(no idempotentHint or readOnlyHint; pass idempotent=True if it is)")
+    if failures >= policy.attempts:
+        return f"{policy.attempts} attempt(s) failed (Retry(attempts={policy.attempts}))"
+    return None
+
+
+def _wait(error: MCPSyncError, policy: Retry, failures: int, timeout: Optional[float]) -> Tuple[float, Optional[str]]:
+    """The wait before the next attempt (the policy's, or the server's Retry-After when longer), and why
+    not to retry: a Retry-After beyond one attempt's timeout."""
+    wait = policy.delay(failures)
+    asked = retry_after(error)
+    if asked is None:
+        return wait, None
+    if timeout is not None and asked > timeout:
+        return wait, (f"the server asked to wait {asked:g}s (Retry-After), longer than the call's "
+                      f"timeout of {timeout:g}s")
+    return max(wait, asked), None
+
+
+def _pause(wait: float, cancel: Optional[CancelToken], error: MCPSyncError) -> None:
+    """Wait between attempts; RequestCancelled (chained to ``error``) when ``cancel`` fires meanwhile."""
+    if cancel is not None:
+        if cancel.wait(wait):
+            raise RequestCancelled(cancel.reason) from error
+    elif wait > 0:
+        threading.Event().wait(wait)
 
 
 class _Count:

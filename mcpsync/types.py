@@ -82,22 +82,28 @@ def _copy_json(value: Any) -> Any:
         source, target = pending.pop()
         items = source.items() if isinstance(source, dict) else enumerate(source)
         for key, child in items:
-            kind = type(child)
-            if kind in _ATOMS:
-                copied = child
-            elif kind in _CONTAINERS or isinstance(child, (dict, list, tuple)):
-                copied = seen.get(id(child))
-                if copied is None:
-                    copied = {} if isinstance(child, dict) else []
-                    seen[id(child)] = copied
-                    pending.append((child, copied))
-            else:
-                copied = copy.deepcopy(child)
+            copied = _copy_child(child, seen, pending)
             if isinstance(target, dict):
                 target[key] = copied
             else:
                 target.append(copied)
     return root
+
+
+def _copy_child(child: Any, seen: Dict[int, Any], pending: List[Tuple[Any, Any]]) -> Any:
+    """``child``'s copy: an atom as it is, a container's (empty) copy made once per container and
+    queued on ``pending`` to be filled, anything else deep-copied."""
+    kind = type(child)
+    if kind in _ATOMS:
+        return child
+    if kind not in _CONTAINERS and not isinstance(child, (dict, list, tuple)):
+        return copy.deepcopy(child)
+    copied = seen.get(id(child))
+    if copied is None:
+        copied = {} if isinstance(child, dict) else []
+        seen[id(child)] = copied
+        pending.append((child, copied))
+    return copied
 
 
 _ATOMS = frozenset((str, int, float, bool, type(None)))

@@ -64,26 +64,24 @@ MAX_FUNCTION_LINES = 80
 # when it was listed, and it may not grow past it. A unit that shrinks under the limit must leave
 # the list (the test says so).
 LONG_CLASSES = {
-    "mcpsync._rpc.engine.Engine": 480,  # requests, notifications, peer requests and close in one state
-    "mcpsync.auth._bearer.BearerAuth": 491,  # the request hook and token renewal (split: issue 21's next step)
+    "mcpsync._rpc.engine.Engine": 474,  # requests, notifications, peer requests and close in one state
     "mcpsync.client.Client": 624,  # the facade: lifecycle, and one delegating method per MCP request (most of it docs)
     "mcpsync.manager.Manager": 597,  # the fleet facade: one short method per operation
     "mcpsync.testing._connection.Connection": 419,  # the fake server's side of one connection
     "mcpsync.testing._server.FakeServer": 471,  # the fake server's public registry surface
-    "mcpsync.transports.streamable_http.StreamableHTTPTransport": 501,  # POST, GET stream, session, fallback
+    "mcpsync.transports.streamable_http.StreamableHTTPTransport": 498,  # POST, GET stream, session, fallback
 }
 LONG_FUNCTIONS = {
-    # the one request path: waiter, write by the deadline, the wait, the delivery ledger's verdict
-    "mcpsync._rpc.engine.Engine.request": 83,
     # defines the requests-based classes inside a function so requests loads late
     "mcpsync.transports._http_session._session_classes": 202,
 }
 # radon's blocks rated C or worse, per 1,000 lines of source. The aim is requests' 2.0; today's
 # figure is pinned (3.88 when issue 21 began, 4.09 once that step met the security, delivery,
-# telemetry and cassette work), and the pin only ever moves down (a ratchet): lower it when the
-# figure falls.
+# telemetry and cassette work, 0.71 once every C-or-worse function of the package was split
+# along its jobs), and the pin only ever moves down (a ratchet):
+# lower it when the figure falls.
 RADON_AIM = 2.0
-RADON_CEILING = 4.1
+RADON_CEILING = 0.8
 RADON_RATCHET_SLACK = 0.3  # the figure this far under the pin: lower the pin
 
 # The RPC layer and the method names it must not know (issue 11, rule 2).

@@ -2,7 +2,8 @@
 
 A plain script pays for everything `import mcpsync` loads on every run (so does the CLI), and
 most scripts only connect to one server and call a tool. So digests (``hashlib``, ``hmac``),
-archives, ``pathlib``, ``subprocess`` (until a stdio server starts), ``shutil``, ``socket``
+archives, ``pathlib``, ``logging`` (until the application loads it), ``subprocess`` (until a
+stdio server starts), the HTTP transports, ``shutil``, ``socket``
 (until a name is resolved), ``dataclasses`` (which loads ``inspect``), HTTP libraries, asyncio
 and OpenTelemetry load when they are first used, not at import. This test runs
 ``import mcpsync`` in a fresh isolated interpreter and fails when it loads a standard-library
@@ -24,23 +25,23 @@ ALLOWED = frozenset({
     # what nearly every program loads anyway (``site`` alone loads most of these)
     "__future__", "atexit", "collections", "contextlib", "copy", "copyreg", "enum", "functools",
     "genericpath", "heapq", "itertools", "keyword", "math", "operator", "os", "posixpath", "re",
-    "sre_compile", "sre_constants", "sre_parse", "reprlib", "stat", "struct", "threading", "types",
+    "sre_compile", "sre_constants", "sre_parse", "reprlib", "stat", "threading", "types",
     "typing", "warnings", "weakref",
     # URLs (urllib.parse itself loads ipaddress from 3.11 on)
     "urllib", "ipaddress",
     # the wire format
     "json",
-    # logging, which a connect and a call use, and what logging itself imports
-    "logging", "string", "traceback", "linecache", "tokenize", "token", "textwrap",
-    # small helpers the core uses at import
-    "base64", "binascii", "select", "signal",
+    # the stdio transport's pipes and its child's signals
+    "select", "signal",
 })
 
 #: Never at import, whatever else changes (each named in the issue that pinned this).
 NEVER = frozenset({
     "hashlib", "_hashlib", "hmac", "subprocess", "shutil", "pathlib", "bz2", "lzma", "zipfile",
     "tarfile", "dataclasses", "inspect", "socket", "ssl", "asyncio", "requests", "urllib3",
-    "http", "email", "opentelemetry", "shlex", "unicodedata", "tempfile", "random",
+    "http", "email", "opentelemetry", "shlex", "unicodedata", "tempfile", "random", "base64",
+    # mcpsync's loggers load logging once the application has (mcpsync/_log.py)
+    "logging", "traceback", "linecache", "tokenize", "string", "textwrap",
 })
 
 # -S: no site, so nothing a .pth file imports (an editable install's finder loads pathlib) hides
@@ -68,3 +69,24 @@ def test_import_mcpsync_loads_only_the_pinned_standard_library_modules() -> None
     extra = sorted(m for m in added if not m.startswith("_") and m.split(".")[0] not in ALLOWED)
     assert not extra, (f"`import mcpsync` now also loads {extra}. Load them lazily where they are used, "
                        "or add them to ALLOWED with the reason every script should pay for them")
+
+
+#: mcpsync's own modules that `import mcpsync` must not load: the HTTP transports (and the stateless
+#: calls over HTTP) load when a URL is first connected to or their names are first read; the skills
+#: feature and its parsers when a skill is first asked for.
+NEVER_OURS = frozenset({
+    "mcpsync.transports.sse", "mcpsync.transports.streamable_http", "mcpsync.transports._http",
+    "mcpsync.transports._http_io", "mcpsync.transports._egress", "mcpsync.transports._http_session",
+    "mcpsync.transports.stateless", "mcpsync.stateless", "mcpsync.manager", "mcpsync.auth", "mcpsync.config",
+    "mcpsync._features.skills", "mcpsync._features.frontmatter", "mcpsync.progress", "mcpsync._terminal",
+    "mcpsync._signals",
+})
+
+
+def test_import_mcpsync_loads_no_http_transport_and_no_manager() -> None:
+    probe = PROBE.replace("m.split('.')[0] != 'mcpsync'", "m.split('.')[0] == 'mcpsync'")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + probe],
+                          capture_output=True, text=True, timeout=60, cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert not loaded & NEVER_OURS, f"`import mcpsync` loads {sorted(loaded & NEVER_OURS)}: load them on first use"

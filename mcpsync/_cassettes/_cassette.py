@@ -134,23 +134,9 @@ class Cassette:
     def _intercept(self, transport: Transport) -> Transport:
         recording = self._recording
         if recording is not None:
-            target = describe(transport, self.secrets)
-            with self._lock:
-                same = [index for index, connection in enumerate(recording.connections)
-                        if connection.transport == transport.kind and connection.target == target]
-                if same:
-                    # The first one not yet replayed; once all were, they are played again from the first.
-                    index = next((i for i in same if not self._claimed[i]), same[0])
-                    self._claimed[index] = True
-                    self.replayed += 1
-                    return self._stand_in(transport, recording.connections[index], index)
-            if self._recorder is None:
-                transport.close()
-                held = "; ".join(f"{c.transport} {c.target}" for c in recording.connections) or "no connection"
-                raise CassetteMismatch(
-                    f"The cassette {self.path} holds no connection to {transport.kind} {target}; it holds: "
-                    f"{held}. Connect to a recorded target, or record the cassette again (record_mode='all', or "
-                    "'new_episodes' to add this one)", request=target, closest=None, difference="another target")
+            replayed = self._replay(transport, recording)
+            if replayed is not None:
+                return replayed
         assert self._recorder is not None
         with self._lock:
             self.recorded += 1
@@ -158,6 +144,31 @@ class Cassette:
         # era cache): so two recordings of one conversation are the same, whatever ran before.
         _era.cache.forget(_era.cache_key(transport))
         return self._recorder.tap(transport)
+
+    def _replay(self, transport: Transport, recording: Recording) -> Optional[Transport]:
+        """A stand-in replaying a recorded connection to ``transport``'s target; None: record it instead.
+
+        Raises:
+            CassetteMismatch: the cassette holds no connection to that target and records nothing.
+        """
+        target = describe(transport, self.secrets)
+        with self._lock:
+            same = [index for index, connection in enumerate(recording.connections)
+                    if connection.transport == transport.kind and connection.target == target]
+            if same:
+                # The first one not yet replayed; once all were, they are played again from the first.
+                index = next((i for i in same if not self._claimed[i]), same[0])
+                self._claimed[index] = True
+                self.replayed += 1
+                return self._stand_in(transport, recording.connections[index], index)
+        if self._recorder is not None:
+            return None
+        transport.close()
+        held = "; ".join(f"{c.transport} {c.target}" for c in recording.connections) or "no connection"
+        raise CassetteMismatch(
+            f"The cassette {self.path} holds no connection to {transport.kind} {target}; it holds: "
+            f"{held}. Connect to a recorded target, or record the cassette again (record_mode='all', or "
+            "'new_episodes' to add this one)", request=target, closest=None, difference="another target")
 
     def _stand_in(self, transport: Transport, connection: Connection, index: int) -> Transport:
         replayer = Replayer(connection, self.secrets, self.match_on, where=f"the cassette {self.path}")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, NoReturn, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Tuple, Union
 
 from ._errors import CassetteError
 
@@ -121,31 +121,17 @@ def read(path: Union[str, Path]) -> Recording:
 def parse(text: str, name: str = "cassette") -> Recording:
     """The recording in ``text`` (a cassette file's contents); see :func:`read`."""
     recording = Recording()
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    else:
-        _bad(name, len(lines), "the last line does not end with a newline: the file is truncated; record it again")
-    if not lines:
-        _bad(name, 1, "the file is empty: not a cassette (delete it to record it again)")
     ended = False
     events = 0
+    lines = _lines(text, name)
     for number, raw in enumerate(lines, 1):
         if ended:
             _bad(name, number, "a line after the end line: the file was edited or two files were joined")
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            _bad(name, number, f"not JSON ({exc.msg} at column {exc.colno}): the file is truncated or was edited")
-        if not isinstance(obj, dict):
-            _bad(name, number, f"a JSON {type(obj).__name__}, not an object")
+        obj = _object(name, number, raw)
         if number == 1:
             _check_header(name, obj)
-            continue
-        if "end" in obj:
-            if obj.get("events") != events:
-                _bad(name, number, f"the end line counts {obj.get('events')!r} events but the file holds {events}: "
-                                   "lines were removed or added")
+        elif "end" in obj:
+            _check_end(name, number, obj, events)
             ended = True
         elif "connection" in obj:
             recording.connections.append(_connection(name, number, obj, len(recording.connections)))
@@ -157,6 +143,36 @@ def parse(text: str, name: str = "cassette") -> Recording:
     if not ended:
         _bad(name, len(lines), "the file ends before its end line: it is truncated; record it again")
     return recording
+
+
+def _lines(text: str, name: str) -> List[str]:
+    """The file's lines: it must end with a newline, and hold at least one line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    else:
+        _bad(name, len(lines), "the last line does not end with a newline: the file is truncated; record it again")
+    if not lines:
+        _bad(name, 1, "the file is empty: not a cassette (delete it to record it again)")
+    return lines
+
+
+def _object(name: str, number: int, raw: str) -> Dict[str, Any]:
+    """One line's JSON object."""
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        _bad(name, number, f"not JSON ({exc.msg} at column {exc.colno}): the file is truncated or was edited")
+    if not isinstance(obj, dict):
+        _bad(name, number, f"a JSON {type(obj).__name__}, not an object")
+    return obj
+
+
+def _check_end(name: str, number: int, obj: Dict[str, Any], events: int) -> None:
+    """The end line must count the events the file holds."""
+    if obj.get("events") != events:
+        _bad(name, number, f"the end line counts {obj.get('events')!r} events but the file holds {events}: "
+                           "lines were removed or added")
 
 
 def _check_header(name: str, obj: Dict[str, Any]) -> None:
@@ -193,20 +209,44 @@ def _event(name: str, number: int, obj: Dict[str, Any], recording: Recording) ->
                            f"{sorted(obj)}")
     kind = kinds[0]
     data = obj[kind]
-    if kind in ("send", "recv"):
-        items = data if isinstance(data, list) and kind == "recv" else [data]
-        for item in items:
-            if not isinstance(item, dict) or item.get("jsonrpc") != "2.0" or not ("method" in item or "id" in item):
-                _bad(name, number, f"the {kind} event is not a JSON-RPC 2.0 message")
-    elif kind == "timeout":
-        if not isinstance(data, dict) or "id" not in data or not isinstance(data.get("seconds"), (int, float)):
-            _bad(name, number, "the timeout event needs an \"id\" and \"seconds\"")
-    elif kind == "fail":
-        if not isinstance(data, dict) or "id" not in data or not isinstance(data.get("message"), str):
-            _bad(name, number, "the fail event needs an \"id\" and a \"message\"")
-    elif data not in _TRANSPORTS:
-        _bad(name, number, f"the switch event names unknown transport {data!r}")
+    problem = _EVENT_PROBLEMS[kind](kind, data)
+    if problem is not None:
+        _bad(name, number, problem)
     recording.connections[c].events.append(Event(kind, data, number))
+
+
+def _message_problem(kind: str, data: Any) -> Optional[str]:
+    """A send or recv event holds a JSON-RPC 2.0 message (a recv, also a batch of them)."""
+    items = data if isinstance(data, list) and kind == "recv" else [data]
+    for item in items:
+        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0" or not ("method" in item or "id" in item):
+            return f"the {kind} event is not a JSON-RPC 2.0 message"
+    return None
+
+
+def _timeout_problem(kind: str, data: Any) -> Optional[str]:
+    if not isinstance(data, dict) or "id" not in data or not isinstance(data.get("seconds"), (int, float)):
+        return "the timeout event needs an \"id\" and \"seconds\""
+    return None
+
+
+def _fail_problem(kind: str, data: Any) -> Optional[str]:
+    if not isinstance(data, dict) or "id" not in data or not isinstance(data.get("message"), str):
+        return "the fail event needs an \"id\" and a \"message\""
+    return None
+
+
+def _switch_problem(kind: str, data: Any) -> Optional[str]:
+    if data not in _TRANSPORTS:
+        return f"the switch event names unknown transport {data!r}"
+    return None
+
+
+# What is wrong with each kind of event's data (None: nothing).
+_EVENT_PROBLEMS: Dict[str, Callable[[str, Any], Optional[str]]] = {
+    "send": _message_problem, "recv": _message_problem, "timeout": _timeout_problem, "fail": _fail_problem,
+    "switch": _switch_problem,
+}
 
 
 def _bad(name: str, number: int, what: str) -> NoReturn:

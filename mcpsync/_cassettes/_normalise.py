@@ -64,6 +64,9 @@ def timestamps(value: Any) -> Any:
 _CLIENT_INFO = ("clientInfo", "io.modelcontextprotocol/clientInfo")
 
 
+_UNCOMPARED_META = ("progressToken", *_CLIENT_INFO)
+
+
 def comparable(params: Any) -> Any:
     """``params`` as a recording is compared with: trace context, the progress token and the
     client's name and version left out."""
@@ -73,11 +76,16 @@ def comparable(params: Any) -> Any:
     if "clientInfo" in params:
         params = {k: v for k, v in params.items() if k != "clientInfo"}
     meta = params.get("_meta")
-    if isinstance(meta, dict) and any(key in meta for key in ("progressToken", *_CLIENT_INFO)):
-        meta = {k: v for k, v in meta.items() if k != "progressToken" and k not in _CLIENT_INFO}
-        params = dict(params)
-        if meta:
-            params["_meta"] = meta
-        else:
-            del params["_meta"]
+    if isinstance(meta, dict) and any(key in meta for key in _UNCOMPARED_META):
+        params = _with_meta(params, {k: v for k, v in meta.items() if k not in _UNCOMPARED_META})
+    return params
+
+
+def _with_meta(params: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
+    """A copy of ``params`` with ``meta`` as its ``_meta`` (in its place), or without one when it is empty."""
+    params = dict(params)
+    if meta:
+        params["_meta"] = meta
+    else:
+        del params["_meta"]
     return params

@@ -133,23 +133,34 @@ def _client_message(message: Any, ids: IdMap) -> Any:
     if not isinstance(message, dict):
         return message
     message = dict(message)
-    if "method" in message:
-        params = strip_meta(message.get("params"))
-        if "id" in message:
-            live = message["id"]
-            message["id"] = ids.new(live)
-            if isinstance(params, dict) and isinstance(params.get("_meta"), dict) \
-                    and params["_meta"].get("progressToken") == live:
-                params = {**params, "_meta": {**params["_meta"], "progressToken": message["id"]}}
-        elif message["method"] == NOTIFY_CANCELLED and isinstance(params, dict):
-            number = ids.get(params.get("requestId"))
-            if number is not None:
-                params = {**params, "requestId": number}
-        if params is not None:
-            message["params"] = params
-        elif "params" in message:
-            del message["params"]
+    if "method" not in message:
+        return message
+    params = strip_meta(message.get("params"))
+    if "id" in message:
+        live = message["id"]
+        message["id"] = ids.new(live)
+        params = _renumbered_progress(params, live, message["id"])
+    elif message["method"] == NOTIFY_CANCELLED and isinstance(params, dict):
+        params = _renumbered_cancel(params, ids)
+    if params is not None:
+        message["params"] = params
+    elif "params" in message:
+        del message["params"]
     return message
+
+
+def _renumbered_progress(params: Any, live: Any, number: Any) -> Any:
+    """A request's params with its progress token renumbered, when the token is the request's live id."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or meta.get("progressToken") != live:
+        return params
+    return {**params, "_meta": {**meta, "progressToken": number}}
+
+
+def _renumbered_cancel(params: Dict[str, Any], ids: IdMap) -> Dict[str, Any]:
+    """A cancellation's params naming the request by its recorded number (as they were, for one unknown)."""
+    number = ids.get(params.get("requestId"))
+    return params if number is None else {**params, "requestId": number}
 
 
 def _server_message(message: Any, ids: IdMap) -> Any:

@@ -44,25 +44,54 @@ def _short(value: Any, limit: int = 300) -> str:
 
 def _difference(live: Any, recorded: Any, path: str = "") -> str:
     """The first place two JSON values differ, in words."""
-    where = path or "the value"
     if isinstance(live, dict) and isinstance(recorded, dict):
-        for key in sorted(set(live) | set(recorded), key=str):
-            if key not in recorded:
-                return f"{path}.{key} was not in the recording" if path else f"{key} was not in the recording"
-            if key not in live:
-                return f"{path}.{key} is missing (recorded {_short(recorded[key], 80)})" if path \
-                    else f"{key} is missing (recorded {_short(recorded[key], 80)})"
-            if live[key] != recorded[key]:
-                return _difference(live[key], recorded[key], f"{path}.{key}" if path else str(key))
-        return ""
+        return _dict_difference(live, recorded, path)
     if isinstance(live, list) and isinstance(recorded, list):
-        if len(live) != len(recorded):
-            return f"{where} has {len(live)} items, the recording {len(recorded)}"
-        for i, (a, b) in enumerate(zip(live, recorded)):
-            if a != b:
-                return _difference(a, b, f"{path}[{i}]")
-        return ""
-    return f"{where} is {_short(live, 80)}, the recording has {_short(recorded, 80)}"
+        return _list_difference(live, recorded, path)
+    return f"{path or 'the value'} is {_short(live, 80)}, the recording has {_short(recorded, 80)}"
+
+
+def _dict_difference(live: Dict[Any, Any], recorded: Dict[Any, Any], path: str) -> str:
+    for key in sorted(set(live) | set(recorded), key=str):
+        where = f"{path}.{key}" if path else str(key)
+        if key not in recorded:
+            return f"{where} was not in the recording"
+        if key not in live:
+            return f"{where} is missing (recorded {_short(recorded[key], 80)})"
+        if live[key] != recorded[key]:
+            return _difference(live[key], recorded[key], where)
+    return ""
+
+
+def _list_difference(live: List[Any], recorded: List[Any], path: str) -> str:
+    if len(live) != len(recorded):
+        return f"{path or 'the value'} has {len(live)} items, the recording {len(recorded)}"
+    for i, (a, b) in enumerate(zip(live, recorded)):
+        if a != b:
+            return _difference(a, b, f"{path}[{i}]")
+    return ""
+
+
+def _ends_request(event: Event, recorded_id: Any) -> bool:
+    """Whether ``event`` ends request ``recorded_id``: its timeout or failure, the client's cancellation
+    of it, or an answer to it."""
+    data = event.data
+    if event.kind in ("timeout", "fail"):
+        return bool(data.get("id") == recorded_id)
+    if event.kind == "send":
+        return _cancels(data, recorded_id)
+    if event.kind == "recv":
+        return any(isinstance(item, dict) and "method" not in item and item.get("id") == recorded_id
+                   for item in (data if isinstance(data, list) else [data]))
+    return False
+
+
+def _cancels(data: Any, recorded_id: Any) -> bool:
+    """Whether a sent message is the cancellation of request ``recorded_id``."""
+    if not isinstance(data, dict) or data.get("method") != NOTIFY_CANCELLED:
+        return False
+    params = data.get("params")
+    return isinstance(params, dict) and params.get("requestId") == recorded_id
 
 
 class Replayer:
@@ -159,18 +188,7 @@ class Replayer:
     def _ends(self, recorded_id: Any, index: int) -> bool:
         """Whether the recording says how request ``recorded_id`` (sent at ``index``) ended: an answer,
         a timeout, a failure, or the client's own cancellation (which the replaying client repeats)."""
-        for event in self._events[index + 1:]:
-            data = event.data
-            if event.kind in ("timeout", "fail") and data.get("id") == recorded_id:
-                return True
-            if event.kind == "send" and isinstance(data, dict) and data.get("method") == NOTIFY_CANCELLED \
-                    and isinstance(data.get("params"), dict) and data["params"].get("requestId") == recorded_id:
-                return True
-            if event.kind == "recv":
-                for item in data if isinstance(data, list) else [data]:
-                    if isinstance(item, dict) and "method" not in item and item.get("id") == recorded_id:
-                        return True
-        return False
+        return any(_ends_request(event, recorded_id) for event in self._events[index + 1:])
 
     def _notification(self, message: Dict[str, Any]) -> List[Action]:
         method = message.get("method")
@@ -187,21 +205,26 @@ class Replayer:
                    if not self._used[i] and e.kind == "send" and _kind(e.data) == "response"]
         for i, event in answers:
             if event.data.get("id") == live.get("id"):
-                recorded = {k: v for k, v in event.data.items() if k in ("result", "error")}
-                given = {k: v for k, v in live.items() if k in ("result", "error")}
-                if comparable(recorded) != comparable(given):
-                    difference = _difference(comparable(given), comparable(recorded))
-                    raise CassetteMismatch(
-                        f"Your handler's answer to the server's request {live.get('id')!r} differs from the "
-                        f"one recorded in {self._where} (line {event.line}): {difference}. Answered: "
-                        f"{_short(given)}; recorded: {_short(recorded)}. Make the handler answer as it did "
-                        "when the cassette was recorded, or record the cassette again",
-                        request=given, closest=recorded, difference=difference)
+                self._check_answer(live, event)
                 self._used[i] = True
                 return self._following(i)
         raise CassetteMismatch(
             f"Your client answered a server request {live.get('id')!r} that {self._where} holds no answer to; "
             "record the cassette again", request=live, closest=None, difference="no recorded answer")
+
+    def _check_answer(self, live: Dict[str, Any], event: Event) -> None:
+        """Raise when the client's answer to a server request is not the recorded one."""
+        recorded = {k: v for k, v in event.data.items() if k in ("result", "error")}
+        given = {k: v for k, v in live.items() if k in ("result", "error")}
+        if comparable(recorded) == comparable(given):
+            return
+        difference = _difference(comparable(given), comparable(recorded))
+        raise CassetteMismatch(
+            f"Your handler's answer to the server's request {live.get('id')!r} differs from the "
+            f"one recorded in {self._where} (line {event.line}): {difference}. Answered: "
+            f"{_short(given)}; recorded: {_short(recorded)}. Make the handler answer as it did "
+            "when the cassette was recorded, or record the cassette again",
+            request=given, closest=recorded, difference=difference)
 
     def _mismatch(self, message: Dict[str, Any], live_key: Dict[str, Any], candidates: List[Event],
                   what: str) -> CassetteMismatch:

@@ -64,15 +64,19 @@ class CassetteTransport(Transport):
             try:
                 actions = self.replayer.client_message(wire)
             except CassetteMismatch as exc:
-                if isinstance(wire, dict) and "method" not in wire:
-                    # A handler's answer: it runs on a worker, so fail the calls waiting on it instead.
-                    for live_id in list(self._waiting):
-                        self._engine.fail_request(live_id, exc)
-                else:
-                    self._waiting.pop(wire.get("id") if isinstance(wire, dict) else None, None)
+                self._unmatched(wire, exc)
                 raise
             for action in actions:
                 self._act(action)
+
+    def _unmatched(self, wire: Any, exc: CassetteMismatch) -> None:
+        """A message the recording lacks: a handler's answer fails the calls waiting on it (the handler
+        runs on a worker, where raising reaches nobody); a request is no longer waited on."""
+        if isinstance(wire, dict) and "method" not in wire:
+            for live_id in list(self._waiting):
+                self._engine.fail_request(live_id, exc)
+        else:
+            self._waiting.pop(wire.get("id") if isinstance(wire, dict) else None, None)
 
     def _act(self, action: Action) -> None:
         kind, item = action

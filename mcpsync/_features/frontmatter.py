@@ -38,7 +38,17 @@ MAX_INT_DIGITS = 4300
 
 _INT = re.compile(r"^[-+]?[0-9]+$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_OCTAL = re.compile(r"^0o[0-7]+$")
+_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 _PLAIN_KEY_NOT_FIRST = set(" \t#'\"[]{},&*!|>%@`-")
+#: Plain scalars that are not strings, by their exact spelling (YAML 1.2's core schema).
+_CONSTANTS: Dict[str, Any] = {
+    **dict.fromkeys(("", "~", "null", "Null", "NULL")),
+    **dict.fromkeys(("true", "True", "TRUE"), True),
+    **dict.fromkeys(("false", "False", "FALSE"), False),
+}
+#: The infinities and not-a-number, by their spelling in lower case.
+_SPECIAL_FLOATS: Dict[str, float] = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
 
 
 class FrontmatterError(ValueError):
@@ -119,76 +129,104 @@ def _split_key(content: str) -> Optional[Tuple[str, str]]:
     """
     if not content:
         return None
-    first = content[0]
-    if first in "\"'":
-        end = 1
-        while end < len(content):
-            char = content[end]
-            if first == '"' and char == "\\":
-                end += 2
-                continue
-            if char == first:
-                if first == "'" and content[end + 1:end + 2] == "'":
-                    end += 2
-                    continue
-                break
-            end += 1
-        if end >= len(content):
-            return None
-        colon = end + 1
-        while colon < len(content) and content[colon] in " \t":
-            colon += 1
-        if content[colon:colon + 1] != ":" or content[colon + 1:colon + 2] not in ("", " ", "\t"):
-            return None
-        return content[:end + 1], content[colon + 1:]
-    if first == "-":
-        if len(content) < 2 or content[1] == "#" or content[1].isspace():
-            return None
-        start = 2
-    elif first in _PLAIN_KEY_NOT_FIRST or first.isspace():
-        return None
-    else:
-        start = 1
-    colon = start
-    while True:
-        colon = content.find(":", colon)
-        if colon < 0:
-            return None
-        if content[colon + 1:colon + 2] in ("", " ", "\t"):
-            break
-        colon += 1
-    if "#" in content[1:colon]:
+    if content[0] in "\"'":
+        return _split_quoted_key(content)
+    start = _plain_key_start(content)
+    colon = _key_colon(content, start) if start else -1
+    if colon < 0 or "#" in content[1:colon]:
         return None
     return content[:colon].strip(), content[colon + 1:]
 
 
+def _split_quoted_key(content: str) -> Optional[Tuple[str, str]]:
+    """:func:`_split_key` for a key in quotes: the quote must close, and ``:`` follow it after blanks."""
+    end = _quote_end(content, 0)
+    if end >= len(content):
+        return None
+    colon = end + 1
+    while colon < len(content) and content[colon] in " \t":
+        colon += 1
+    if content[colon:colon + 1] != ":" or content[colon + 1:colon + 2] not in ("", " ", "\t"):
+        return None
+    return content[:end + 1], content[colon + 1:]
+
+
+def _plain_key_start(content: str) -> int:
+    """Where the search for a plain key's ``:`` begins, or 0 if ``content`` cannot start a plain key."""
+    first = content[0]
+    if first == "-":
+        return 0 if len(content) < 2 or content[1] == "#" or content[1].isspace() else 2
+    if first in _PLAIN_KEY_NOT_FIRST or first.isspace():
+        return 0
+    return 1
+
+
+def _key_colon(content: str, start: int) -> int:
+    """The first ``:`` at or after ``start`` that a blank or the line's end follows, or -1."""
+    colon = content.find(":", start)
+    while colon >= 0 and content[colon + 1:colon + 2] not in ("", " ", "\t"):
+        colon = content.find(":", colon + 1)
+    return colon
+
+
+def _quote_end(text: str, start: int) -> int:
+    """The index of the quote closing the one at ``start``, or ``len(text)`` or more if it never closes.
+
+    Inside double quotes a backslash escapes the next character; inside single quotes ``''`` is a
+    quote. One pass, linear in the text's length.
+    """
+    quote = text[start]
+    end = start + 1
+    while end < len(text):
+        char = text[end]
+        if quote == '"' and char == "\\":
+            end += 2
+        elif char != quote:
+            end += 1
+        elif quote == "'" and text[end + 1:end + 2] == "'":
+            end += 2
+        else:
+            return end
+    return end
+
+
 def same_value(left: Any, right: Any) -> bool:
     """JSON equality: booleans are not numbers, ``1 == 1.0``, mappings and lists compared member by member."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
-        return left == right or (isinstance(left, float) and isinstance(right, float)
-                                 and math.isnan(left) and math.isnan(right))
     if isinstance(left, dict) and isinstance(right, dict):
         return left.keys() == right.keys() and all(same_value(left[k], right[k]) for k in left)
     if isinstance(left, list) and isinstance(right, list):
         return len(left) == len(right) and all(same_value(a, b) for a, b in zip(left, right))
+    return _same_scalar(left, right)
+
+
+def _same_scalar(left: Any, right: Any) -> bool:
+    """:func:`same_value` for anything but two mappings or two lists."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return left == right or _both_nan(left, right)
     return type(left) is type(right) and bool(left == right)
 
 
+def _both_nan(left: float, right: float) -> bool:
+    return isinstance(left, float) and isinstance(right, float) and math.isnan(left) and math.isnan(right)
+
+
 def _strip_comment(line: str) -> str:
-    """``line`` without a trailing ``# comment`` (a ``#`` inside quotes, or not after a space, is kept)."""
-    quote: Optional[str] = None
-    for index, char in enumerate(line):
-        if quote:
-            if char == quote:
-                quote = None
-            elif char == "\\" and quote == '"':
-                continue
-        elif char in "'\"" and (index == 0 or line[index - 1] in " \t:-[{,"):
-            quote = char
-        elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+    """``line`` without a trailing ``# comment`` (a ``#`` inside quotes, or not after a space, is kept).
+
+    A quote opens at the line's start or after a blank or one of ``:-[{,``, and closes as
+    :func:`_quote_end` reads it (so an escaped ``\\"`` or a doubled ``''`` does not close it).
+    """
+    index = 0
+    while index < len(line):
+        before = line[index - 1] if index else " "
+        if line[index] in "'\"" and before in " \t:-[{,":
+            index = _quote_end(line, index) + 1
+        elif line[index] == "#" and before in " \t":
             return line[:index].rstrip()
+        else:
+            index += 1
     return line
 
 
@@ -291,6 +329,14 @@ class _Reader:
         style, chomp = header[0], header[1:].strip()
         if chomp not in ("", "-", "+"):
             raise FrontmatterError(f"unsupported block scalar header {_clip(header)!r}")
+        lines = self._block_lines(indent)
+        while lines and not lines[-1] and chomp != "+":
+            lines.pop()
+        text = "\n".join(lines) if style == "|" else _fold(lines)
+        return text if chomp == "-" or not lines else text + "\n"
+
+    def _block_lines(self, indent: int) -> List[str]:
+        """The lines of a block scalar below a header at ``indent``, less the body's own indentation."""
         collected: List[Tuple[int, str]] = []
         while self.pos < len(self.lines):
             line_indent, content = self.lines[self.pos]
@@ -299,26 +345,25 @@ class _Reader:
             collected.append((line_indent, content))
             self.pos += 1
         body_indent = min((i for i, c in collected if c), default=indent + 1)
-        lines = [" " * (i - body_indent) + c if c else "" for i, c in collected]
-        while lines and not lines[-1] and chomp != "+":
-            lines.pop()
-        if style == "|":
-            text = "\n".join(lines)
+        return [" " * (i - body_indent) + c if c else "" for i, c in collected]
+
+
+def _fold(lines: List[str]) -> str:
+    """A ``>`` block scalar's lines folded: a blank line is a newline, more-indented lines keep theirs."""
+    text = ""
+    for index, line in enumerate(lines):
+        previous = lines[index - 1] if index else ""
+        if index == 0:
+            text = line
+        elif not line:
+            text += "\n"
+        elif not previous:
+            text += line
+        elif line.startswith(" ") or previous.startswith(" "):
+            text += "\n" + line
         else:
-            text = ""
-            for index, line in enumerate(lines):
-                previous = lines[index - 1] if index else ""
-                if index == 0:
-                    text = line
-                elif not line:
-                    text += "\n"
-                elif not previous:
-                    text += line
-                elif line.startswith(" ") or previous.startswith(" "):
-                    text += "\n" + line
-                else:
-                    text += " " + line
-        return text if chomp == "-" or not lines else text + "\n"
+            text += " " + line
+    return text
 
 
 def _key(text: str) -> str:
@@ -341,82 +386,83 @@ def _quoted(text: str) -> str:
 
 def _scalar(text: str) -> Any:
     """A plain scalar resolved by YAML 1.2's core schema."""
-    if text in ("", "~", "null", "Null", "NULL"):
-        return None
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
-        return False
+    if text in _CONSTANTS:
+        return _CONSTANTS[text]
     if _INT.match(text):
-        if len(text.lstrip("+-")) > MAX_INT_DIGITS:
-            raise FrontmatterError(f"an integer of {len(text.lstrip('+-'))} digits (more than {MAX_INT_DIGITS}) "
-                                   "cannot be read")
-        return int(text)
-    if re.match(r"^0o[0-7]+$", text):
+        return _integer(text)
+    if _OCTAL.match(text):
         return int(text[2:], 8)
-    if re.match(r"^0x[0-9a-fA-F]+$", text):
+    if _HEX.match(text):
         return int(text[2:], 16)
     if _FLOAT.match(text):
         return float(text)
-    if text.lower() in (".inf", "+.inf", "-.inf"):
-        return -math.inf if text.startswith("-") else math.inf
-    if text.lower() == ".nan":
-        return math.nan
-    return text
+    return _SPECIAL_FLOATS.get(text.lower(), text)
+
+
+def _integer(text: str) -> int:
+    """A decimal integer, refused past :data:`MAX_INT_DIGITS` digits."""
+    digits = len(text.lstrip("+-"))
+    if digits > MAX_INT_DIGITS:
+        raise FrontmatterError(f"an integer of {digits} digits (more than {MAX_INT_DIGITS}) cannot be read")
+    return int(text)
 
 
 def _flow(text: str, pos: int, depth: int) -> Tuple[Any, int]:
     """A one-line flow collection or scalar starting at ``pos``, ``depth`` collections deep already;
     returns it and the position after it."""
-    while pos < len(text) and text[pos] == " ":
-        pos += 1
+    pos = _skip_spaces(text, pos)
     if pos >= len(text):
         raise FrontmatterError(f"unterminated flow collection {_clip(text)!r}")
     opener = text[pos]
     if opener in "[{":
-        depth += 1
-        if depth > MAX_DEPTH:
-            raise FrontmatterError(f"the frontmatter nests more than {MAX_DEPTH} levels deep "
-                                   "(the most this reader accepts)")
-        closer = "]" if opener == "[" else "}"
-        items: List[Any] = []
-        mapping: Dict[str, Any] = {}
-        pos += 1
-        while True:
-            while pos < len(text) and text[pos] == " ":
-                pos += 1
-            if pos < len(text) and text[pos] == closer:
-                return (items if opener == "[" else mapping), pos + 1
-            item, pos = _flow(text, pos, depth)
-            if opener == "{":
-                while pos < len(text) and text[pos] == " ":
-                    pos += 1
-                if pos >= len(text) or text[pos] != ":":
-                    raise FrontmatterError(f"expected ':' in flow mapping {_clip(text)!r}")
-                value, pos = _flow(text, pos + 1, depth)
-                mapping[str(item)] = value
-            else:
-                items.append(item)
-            while pos < len(text) and text[pos] == " ":
-                pos += 1
-            if pos < len(text) and text[pos] == ",":
-                pos += 1
-            elif pos >= len(text) or text[pos] != closer:
-                raise FrontmatterError(f"malformed flow collection {_clip(text)!r}")
+        return _flow_collection(text, pos, depth + 1)
     if opener in "'\"":
-        end = pos + 1
-        while end < len(text):
-            if text[end] == "\\" and opener == '"':
-                end += 2
-                continue
-            if text[end] == opener:
-                if opener == "'" and end + 1 < len(text) and text[end + 1] == "'":
-                    end += 2
-                    continue
-                break
-            end += 1
+        end = _quote_end(text, pos)
         return _quoted(text[pos:end + 1]), end + 1
     end = pos
     while end < len(text) and text[end] not in ",]}" and not (text[end] == ":" and text[end + 1:end + 2] in (" ", "")):
         end += 1
     return _scalar(text[pos:end].strip()), end
+
+
+def _flow_collection(text: str, pos: int, depth: int) -> Tuple[Any, int]:
+    """The ``[...]`` or ``{...}`` opening at ``pos``, which is ``depth`` collections deep."""
+    if depth > MAX_DEPTH:
+        raise FrontmatterError(f"the frontmatter nests more than {MAX_DEPTH} levels deep "
+                               "(the most this reader accepts)")
+    opener = text[pos]
+    closer = "]" if opener == "[" else "}"
+    items: List[Any] = []
+    mapping: Dict[str, Any] = {}
+    pos += 1
+    while True:
+        pos = _skip_spaces(text, pos)
+        if text[pos:pos + 1] == closer:
+            return (items if opener == "[" else mapping), pos + 1
+        if opener == "{":
+            pos = _flow_pair(text, pos, depth, mapping)
+        else:
+            item, pos = _flow(text, pos, depth)
+            items.append(item)
+        pos = _skip_spaces(text, pos)
+        if text[pos:pos + 1] == ",":
+            pos += 1
+        elif text[pos:pos + 1] != closer:
+            raise FrontmatterError(f"malformed flow collection {_clip(text)!r}")
+
+
+def _flow_pair(text: str, pos: int, depth: int, mapping: Dict[str, Any]) -> int:
+    """Reads one ``key: value`` of a flow mapping at ``pos`` into ``mapping``; the position after it."""
+    key, pos = _flow(text, pos, depth)
+    pos = _skip_spaces(text, pos)
+    if text[pos:pos + 1] != ":":
+        raise FrontmatterError(f"expected ':' in flow mapping {_clip(text)!r}")
+    value, pos = _flow(text, pos + 1, depth)
+    mapping[str(key)] = value
+    return pos
+
+
+def _skip_spaces(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] == " ":
+        pos += 1
+    return pos

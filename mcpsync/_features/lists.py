@@ -280,4 +280,4 @@ class Lists:
         """Tool definitions just listed, remembered (and screened over modern HTTP); returns those to hand out."""
         session = self._session
         return self._tools.accept(tools, complete=complete, header_routing=session.header_routing,
-                                  transport=session.transport)
+                                  routing=session.routing)

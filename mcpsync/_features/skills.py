@@ -77,11 +77,17 @@ class Skills:
         if isinstance(ref, Skill):
             return ref
         self._require(f"get skill {ref!r}")
-        if "://" not in ref:
-            matches = [skill for skill in self.list(False, options) if skill.name == ref]
-            if len(matches) != 1:  # names are labels: never pick one of several silently
-                raise UnknownSkillError(ref, self._session.name, [skill.uri for skill in matches])
-            return matches[0]
+        return self._get_by_uri(ref, options) if "://" in ref else self._named(ref, options)
+
+    def _named(self, name: str, options: CallOptions) -> Skill:
+        """The one listed skill called ``name`` (names are labels: never one of several, picked silently)."""
+        matches = [skill for skill in self.list(False, options) if skill.name == name]
+        if len(matches) != 1:
+            raise UnknownSkillError(name, self._session.name, [skill.uri for skill in matches])
+        return matches[0]
+
+    def _get_by_uri(self, ref: str, options: CallOptions) -> Skill:
+        """The entry ``skills/get`` gives for the URI ``ref``."""
         try:
             result = self._session.call(SKILLS_GET, {"uri": ref}, options)
         except MCPError as exc:
@@ -233,12 +239,7 @@ def _manifest_entry(skill: Skill, uri: str, allow_dynamic: bool) -> Optional[Ski
 
 def _bytes_of(uri: str, result: Any) -> Tuple[bytes, Optional[str]]:
     """The raw bytes (and MIME type) of ``uri`` in a ``resources/read`` result: text as UTF-8, blobs decoded."""
-    contents = result.get("contents") if isinstance(result, dict) else None
-    items: List[Dict[str, Any]] = [c for c in contents if isinstance(c, dict)] if isinstance(contents, list) else []
-    matching = [c for c in items if c.get("uri") == uri] or (items if len(items) == 1 else [])
-    if not matching:
-        raise ProtocolError(f"resources/read of {uri!r} returned no contents for that URI")
-    item = matching[0]
+    item = _contents_of(uri, result)
     mime_type = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
     if isinstance(item.get("blob"), str):
         try:
@@ -249,3 +250,12 @@ def _bytes_of(uri: str, result: Any) -> Tuple[bytes, Optional[str]]:
         return str(item["text"]).encode("utf-8", errors="surrogatepass"), mime_type
     raise ProtocolError(f"resources/read of {uri!r} returned neither text nor a blob")
 
+
+def _contents_of(uri: str, result: Any) -> Dict[str, Any]:
+    """The contents item for ``uri`` in a ``resources/read`` result (the only item, if it names no URI of ours)."""
+    contents = result.get("contents") if isinstance(result, dict) else None
+    items: List[Dict[str, Any]] = [c for c in contents if isinstance(c, dict)] if isinstance(contents, list) else []
+    matching = [c for c in items if c.get("uri") == uri] or (items if len(items) == 1 else [])
+    if not matching:
+        raise ProtocolError(f"resources/read of {uri!r} returned no contents for that URI")
+    return matching[0]

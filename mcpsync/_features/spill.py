@@ -209,14 +209,25 @@ def _cut(block: Any, budget: int) -> Tuple[Optional[Dict[str, Any]], int]:
     size = _block_size(block)
     if size <= budget:
         return block, size
-    if isinstance(block, dict) and block.get("type") == "text" and budget > 0:
-        head = _head(str(block.get("text") or ""), budget)
+    text = _cuttable_text(block) if budget > 0 else None
+    if text is None:
+        return None, 0
+    head = _head(text, budget)
+    if block["type"] == "text":
         return {**block, "text": head}, _text_bytes(head)
-    if isinstance(block, dict) and block.get("type") == "resource" and isinstance(block.get("resource"), dict) \
-            and isinstance(block["resource"].get("text"), str) and budget > 0:
-        head = _head(block["resource"]["text"], budget)
-        return {**block, "resource": {**block["resource"], "text": head}}, _text_bytes(head)
-    return None, 0
+    return {**block, "resource": {**block["resource"], "text": head}}, _text_bytes(head)
+
+
+def _cuttable_text(block: Any) -> Optional[str]:
+    """The text whose start a cut block keeps: a text block's, or an embedded text resource's; None for others."""
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "text":
+        return str(block.get("text") or "")
+    resource = block.get("resource")
+    if block.get("type") == "resource" and isinstance(resource, dict) and isinstance(resource.get("text"), str):
+        return str(resource["text"])
+    return None
 
 
 def _what(block: Any) -> str:
@@ -251,8 +262,22 @@ def spill(data: JSONObject, cap: int, size: Optional[int] = None) -> SpilledResu
     size = result_size(data) if size is None else size
     blocks = data.get("content") if isinstance(data.get("content"), list) else []
     assert isinstance(blocks, list)
+    path = _write_whole(data, blocks, size, cap)
+    kept, budget = _fit(blocks, cap)
+    head: Dict[str, Any] = {key: value for key, value in data.items() if key not in ("content", "structuredContent")}
+    structured = data.get("structuredContent")
+    if structured is not None and len(json.dumps(structured, default=str)) <= budget:
+        head["structuredContent"] = structured
+    kept.append({"type": "text", "text": f"[mcpsync: output truncated: the result is {size:,} bytes, over "
+                                         f"max_output={cap:,}; the whole of it is in {path}]"})
+    head["content"] = kept
+    return SpilledResult(head, spill_path=path, full_size=size, max_output=cap)
+
+
+def _write_whole(data: JSONObject, blocks: List[Any], size: int, cap: int) -> str:
+    """:func:`_write`, its failures raised as a :class:`SpillError` holding the whole result."""
     try:
-        path = _write(data, blocks)
+        return _write(data, blocks)
     except UnsafeDirectory as exc:
         raise SpillError(f"The tool result is {size:,} bytes, over max_output={cap:,}, and was not written: {exc}. "
                          "The whole result is this error's .result", CallToolResult(data)) from exc
@@ -262,6 +287,10 @@ def spill(data: JSONObject, cap: int, size: Optional[int] = None) -> SpilledResu
                          f"of it could not be written in {where} ({exc}); set MCPSYNC_OUTPUT_DIR to a writable "
                          "directory, or raise max_output. The whole result is this error's .result",
                          CallToolResult(data)) from exc
+
+
+def _fit(blocks: List[Any], cap: int) -> Tuple[List[Any], int]:
+    """The blocks kept (whole or cut) within ``cap`` bytes, one line in place of those left out; the bytes left."""
     kept: List[Any] = []
     dropped: List[Any] = []
     at = -1  # where the line for the blocks left out goes: in place of the first of them
@@ -276,11 +305,4 @@ def spill(data: JSONObject, cap: int, size: Optional[int] = None) -> SpilledResu
         budget -= used
     if dropped:
         kept.insert(at, _left_out(dropped))
-    head: Dict[str, Any] = {key: value for key, value in data.items() if key not in ("content", "structuredContent")}
-    structured = data.get("structuredContent")
-    if structured is not None and len(json.dumps(structured, default=str)) <= budget:
-        head["structuredContent"] = structured
-    kept.append({"type": "text", "text": f"[mcpsync: output truncated: the result is {size:,} bytes, over "
-                                         f"max_output={cap:,}; the whole of it is in {path}]"})
-    head["content"] = kept
-    return SpilledResult(head, spill_path=path, full_size=size, max_output=cap)
+    return kept, budget

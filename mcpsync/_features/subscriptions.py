@@ -30,11 +30,11 @@ thread of its own, which ``close()`` joins.
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from typing import Any, Callable, Dict, List, Optional, Set
 
+from .._log import getLogger
 from .._protocol.methods import (
     NOTIFY_PROMPTS_LIST_CHANGED, NOTIFY_RESOURCES_LIST_CHANGED, NOTIFY_RESOURCES_UPDATED,
     NOTIFY_SUBSCRIPTIONS_ACKNOWLEDGED, NOTIFY_TOOLS_LIST_CHANGED, RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE,
@@ -53,7 +53,7 @@ from ..exceptions import (
 __all__ = ["ACKNOWLEDGED", "LIST_CHANGED_FLAGS", "UPDATED", "Subscription", "Subscriptions", "UpdateCallback",
            "covers"]
 
-log = logging.getLogger("mcpsync.subscriptions")
+log = getLogger("mcpsync.subscriptions")
 
 UpdateCallback = Callable[[str], None]
 ACKNOWLEDGED = NOTIFY_SUBSCRIPTIONS_ACKNOWLEDGED

@@ -29,12 +29,12 @@ included.
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
+from .._log import getLogger
 from .._protocol.methods import TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, TASKS_UPDATE
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions
@@ -47,7 +47,7 @@ from ..types import CallToolResult, MCPObject, _Field
 
 __all__ = ["DEFAULT_POLL_INTERVAL", "MAX_POLL_INTERVAL", "TERMINAL", "Task", "TaskInfo", "list_tasks"]
 
-log = logging.getLogger("mcpsync.tasks")
+log = getLogger("mcpsync.tasks")
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 DEFAULT_POLL_INTERVAL = 1.0

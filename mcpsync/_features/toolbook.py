@@ -15,17 +15,17 @@ Nothing here blocks except the calls it is handed (``refresh`` and ``send``).
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from .._log import getLogger
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import MCPError
-from ..transports._headers import HeaderPlan, screen_tools
+from .._session.routing import HeaderPlan, RoutingHeaders, screen_tools
 from .._session.errors import HEADER_MISMATCH
 
 __all__ = ["ToolBook", "offers_tool_tasks"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 
 def offers_tool_tasks(capabilities: Mapping[str, Any]) -> bool:
@@ -45,17 +45,17 @@ class ToolBook:
         self._plans: Optional[Dict[str, HeaderPlan]] = None  # None until the tools were listed
 
     def accept(self, tools: List[JSONObject], *, complete: bool, header_routing: bool,
-               transport: Any) -> List[JSONObject]:
+               routing: RoutingHeaders) -> List[JSONObject]:
         """Remember listed tools (``complete``: the whole list); with ``header_routing``, screen them.
 
         Returns the tools to hand out: over modern HTTP without those whose
-        ``x-mcp-header`` annotations are invalid. The plans go to ``transport``.
+        ``x-mcp-header`` annotations are invalid. The plans go to ``routing`` (the session's headers).
         """
         if header_routing:
             tools, plans = screen_tools(tools, self._server_name)
             merged = plans if complete else {**(self._plans or {}), **plans}
             self._plans = merged
-            transport.set_header_plans(merged)
+            routing.plans = merged
         named = {str(tool.get("name")): tool for tool in tools}
         self._defs = named if complete else {**self._defs, **named}
         return tools

@@ -11,12 +11,11 @@ Pure functions; safe from any thread.
 
 from __future__ import annotations
 
-import hashlib
-import logging
+from .._log import getLogger
 import re
 from typing import Dict, Iterable, Optional, Set, Tuple
 
-log = logging.getLogger("mcpsync.manager")
+log = getLogger("mcpsync.manager")
 
 MAX_LENGTH = 64
 PREFIX = "mcp_"
@@ -30,6 +29,8 @@ def _clean(part: str) -> str:
 
 
 def _digest(server: str, tool: str) -> str:
+    import hashlib  # only for a name too long or clashing: the command line's start-up skips it
+
     return hashlib.sha256(f"{server}\x00{tool}".encode("utf-8")).hexdigest()[:8]
 
 

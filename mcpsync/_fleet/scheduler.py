@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 import time
 from typing import Any, Callable, List, Tuple
 
+from .._log import getLogger
 from .._rpc.workers import LazyThreads
 
-log = logging.getLogger("mcpsync.manager")
+log = getLogger("mcpsync.manager")
 
 _Job = Tuple[float, int, Callable[..., Any], Tuple[Any, ...]]
 

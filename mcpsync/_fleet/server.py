@@ -15,7 +15,6 @@ sees it is stale and closes its own client: no process or socket is orphaned.
 from __future__ import annotations
 
 import collections
-import logging
 import math
 import random
 import threading
@@ -24,6 +23,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional
 
+from .._log import getLogger
 from .._protocol.methods import NOTIFY_TOOLS_LIST_CHANGED, TOOLS_CALL
 from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
@@ -35,11 +35,10 @@ from ..exceptions import (
     CapabilityError, ConfigError, ConnectError, RequestCancelled, RequestTimeout, ServerNotConnected, TransportClosed,
 )
 from ..transports._factory import config_type, create_transport
-from ..transports.streamable_http import StreamableHTTPTransport
 from ..types import Tool
 from .policy import StartupWindow, disabled_error
 
-log = logging.getLogger("mcpsync.manager")
+log = getLogger("mcpsync.manager")
 
 IDLE = "idle"
 CONNECTING = "connecting"
@@ -177,6 +176,13 @@ def fetch_tools(client: Client, timeout: Optional[float]) -> List[Tool]:
         return []
 
 
+def _limits(name: str, config: Optional[ServerConfig]) -> Optional[Limits]:
+    """rate_limit / max_concurrency: one set of limits for the server, kept across its reconnects."""
+    if config is None or not (config.rate_limit or config.max_concurrency):
+        return None
+    return Limits(name, config.rate_limit, config.max_concurrency)
+
+
 class ManagedServer:
     """One server's connection and status; every field is guarded by ``host._cond``."""
 
@@ -201,16 +207,23 @@ class ManagedServer:
         self.transport_kind: Optional[str] = None  # what the last connection really used ("sse" after a fallback)
         self.waiting_since = time.monotonic()  # when the current connection attempt (or its wait) began
         self._burst: Deque[float] = collections.deque()  # start times of this outage's attempts
-        # rate_limit / max_concurrency: one set of limits for the server, kept across its reconnects
-        self.limits = (Limits(name, config.rate_limit, config.max_concurrency)
-                       if config is not None and (config.rate_limit or config.max_concurrency) else None)
+        self.limits = _limits(name, config)
         self._failures = 0
         self._up_since = 0.0  # monotonic time the current connection was made
+        self._initial_state(error, config)
+
+    def _initial_state(self, error: Optional[ConfigError], config: Optional[ServerConfig]) -> None:
+        """Mark a server that is never started: an invalid entry (failed), an untrusted one, a disabled one."""
         if error is not None:
             self._record_locked(error)
             self.state = FAILED
             self.reason = "invalid config"
-        elif config is not None and not config.trusted:
+        elif config is not None:
+            self._screen(config)
+
+    def _screen(self, config: ServerConfig) -> None:
+        """The state a valid config starts in: untrusted (its refusal recorded) or disabled; else idle."""
+        if not config.trusted:
             try:
                 config.transport_config()  # refuses an untrusted entry, saying why and what to do
             except ConfigError as exc:
@@ -218,7 +231,7 @@ class ManagedServer:
             self.state = UNTRUSTED
             self.reason = "its project file is not trusted"
         elif config is not None and not config.enabled:
-            self.state, self.reason = DISABLED, str(disabled_error(name, config))
+            self.state, self.reason = DISABLED, str(disabled_error(self.name, config))
 
     def __repr__(self) -> str:
         return f"<ManagedServer {self.name!r} {self.state}>"
@@ -326,18 +339,10 @@ class ManagedServer:
         config = self.config
         assert config is not None
         with self.host.cond:
-            if generation != self.generation or self.state == CLOSED:
+            if not self._current_locked(generation):
                 return  # superseded while it waited for its turn
         try:
-            transport = create_transport(config.transport_config(), name=config.name, timeout=self.timeout)
-            if isinstance(transport, StreamableHTTPTransport):
-                # A server that stops taking connections is lost, as a stdio server that exits is:
-                # the reconnect policy applies to both.
-                transport.close_when_unreachable = True
-            options = self.host.client_options
-            if not config.telemetry:  # the server's "telemetry": false wins over the manager's client_options
-                options = {**options, "telemetry": False}
-            client = Client(transport, timeout=self.timeout, **options)
+            client = self._new_client(config)
         except Exception as exc:  # a config the transport refuses, say an HTTP type not available
             self._attempt_failed(generation, exc, None)
             return
@@ -346,7 +351,7 @@ class ManagedServer:
         client.on_notification(NOTIFY_TOOLS_LIST_CHANGED, lambda _params: _list_changed(me, client_ref))
         client.on_session_renewed(lambda: _list_changed(me, client_ref))  # a restarted server: maybe other tools
         with self.host.cond:
-            if generation != self.generation or self.state == CLOSED:
+            if not self._current_locked(generation):
                 return  # superseded before anything was opened: nothing to release
             self.attempt = client
         try:
@@ -360,20 +365,7 @@ class ManagedServer:
             self._attempt_failed(generation, exc, client)
             return
         with self.host.cond:
-            if self.attempt is client:
-                self.attempt = None
-            current = generation == self.generation and self.state != CLOSED
-            if current:
-                if self.state == RECONNECTING:
-                    self.reconnects += 1
-                self.client = client
-                self.transport_kind = config_type(client.transport)
-                self.connected_at = time.time()
-                self._up_since = time.monotonic()
-                self._failures = 0
-                self.reason = None
-                self.host.apply_tools_locked(self.name, tools, False)
-                self._set_state_locked(CONNECTED)
+            current = self._settle_locked(generation, client, tools)
         if not current:
             release(client)  # closed, removed or superseded while connecting: never orphan it
             return
@@ -381,6 +373,39 @@ class ManagedServer:
         self.host.tools_fetched(self, tools)
         if _engine_closed(client):  # it closed before it became current: its on_close may have been ignored
             self.lost(client)
+
+    def _current_locked(self, generation: int) -> bool:
+        """Whether attempt ``generation`` is still the server's (not superseded, the server not closed)."""
+        return generation == self.generation and self.state != CLOSED
+
+    def _new_client(self, config: ServerConfig) -> Client:
+        """A client over a new transport for ``config`` (not connected)."""
+        transport = create_transport(config.transport_config(), name=config.name, timeout=self.timeout)
+        # A server that stops taking connections is lost, as a stdio server that exits is:
+        # the reconnect policy applies to both (a declared setting of every transport).
+        transport.close_when_unreachable = True
+        options = self.host.client_options
+        if not config.telemetry:  # the server's "telemetry": false wins over the manager's client_options
+            options = {**options, "telemetry": False}
+        return Client(transport, timeout=self.timeout, **options)
+
+    def _settle_locked(self, generation: int, client: Client, tools: List[Tool]) -> bool:
+        """Make the connected ``client`` the server's, if attempt ``generation`` is still current."""
+        if self.attempt is client:
+            self.attempt = None
+        if not self._current_locked(generation):
+            return False
+        if self.state == RECONNECTING:
+            self.reconnects += 1
+        self.client = client
+        self.transport_kind = config_type(client.transport)
+        self.connected_at = time.time()
+        self._up_since = time.monotonic()
+        self._failures = 0
+        self.reason = None
+        self.host.apply_tools_locked(self.name, tools, False)
+        self._set_state_locked(CONNECTED)
+        return True
 
     def _attempt_failed(self, generation: int, exc: BaseException, client: Optional[Client]) -> None:
         with self.host.cond:
@@ -507,15 +532,9 @@ class ManagedServer:
         try:
             with cond:
                 while True:
-                    if self.state == CONNECTED and self.client is not None:
-                        if self.client.connected:
-                            return self.client
-                        # It died and its on_close is on the way (that will notify): wait for it,
-                        # then for the reconnect, rather than hand out a dead connection.
-                    elif self.state not in WAITING:
-                        raise self.not_connected_locked()
-                    if cancel is not None and cancel.cancelled:
-                        raise RequestCancelled(cancel.reason)
+                    client = self._connected_locked(cancel)
+                    if client is not None:
+                        return client
                     remaining = deadline.remaining()
                     if remaining <= 0:
                         raise self._still_waiting_locked(budget)
@@ -523,6 +542,20 @@ class ManagedServer:
         finally:
             if unregister is not None:
                 unregister()
+
+    def _connected_locked(self, cancel: Optional[CancelToken]) -> Optional[Client]:
+        """The live client; None while still connecting. Raises ServerNotConnected when the server
+        will not connect, RequestCancelled when ``cancel`` fired."""
+        if self.state == CONNECTED and self.client is not None:
+            if self.client.connected:
+                return self.client
+            # It died and its on_close is on the way (that will notify): wait for it,
+            # then for the reconnect, rather than hand out a dead connection.
+        elif self.state not in WAITING:
+            raise self.not_connected_locked()
+        if cancel is not None and cancel.cancelled:
+            raise RequestCancelled(cancel.reason)
+        return None
 
     def _still_waiting_locked(self, budget: float) -> RequestTimeout:
         """The error of a call that gave up waiting for the connection: for how long the server has

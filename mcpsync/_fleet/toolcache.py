@@ -23,9 +23,7 @@ leave one whole version (the last rename wins).
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
-import logging
 import math
 import os
 import re
@@ -36,9 +34,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
+from .._log import getLogger
 from .._private import private_directory, trustworthy_directory
 
-log = logging.getLogger("mcpsync.cache")
+log = getLogger("mcpsync.cache")
 
 CACHE_VERSION = 1
 DEFAULT_TTL = 30 * 24 * 3600.0
@@ -110,6 +109,8 @@ class ToolCache:
 
     def path_for(self, server: str) -> Path:
         """The file that holds ``server``'s entry."""
+        import hashlib  # here: without a cache (a server given on the command line) it is not loaded
+
         digest = hashlib.sha256(server.encode("utf-8")).hexdigest()[:12]
         safe = _UNSAFE.sub("_", server).lstrip(".")[:40] or "server"  # never a hidden or temporary-looking file
         return self.directory / "tools" / f"{safe}-{digest}.json"
@@ -149,15 +150,7 @@ class ToolCache:
             raise ValueError(f"unknown version {entry.get('version')!r}")
         if entry.get("server") != server:
             raise ValueError(f"holds server {entry.get('server')!r}")
-        saved = entry.get("saved_at")
-        if isinstance(saved, bool) or not isinstance(saved, (int, float)):
-            raise ValueError("no saved_at time")
-        try:
-            finite = math.isfinite(float(saved))
-        except OverflowError:  # an integer too big for a float
-            finite = False
-        if not finite:  # NaN would never expire
-            raise ValueError("saved_at is not a finite time")
+        _check_saved_at(entry.get("saved_at"))
         tools = entry.get("tools")
         if not isinstance(tools, list) or not all(
                 isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):
@@ -195,3 +188,15 @@ class ToolCache:
                     os.unlink(tmp)
                 except OSError:
                     pass
+
+
+def _check_saved_at(saved: Any) -> None:
+    """Raise ValueError unless ``saved`` is a finite time (NaN would never expire)."""
+    if isinstance(saved, bool) or not isinstance(saved, (int, float)):
+        raise ValueError("no saved_at time")
+    try:
+        finite = math.isfinite(float(saved))
+    except OverflowError:  # an integer too big for a float
+        finite = False
+    if not finite:
+        raise ValueError("saved_at is not a finite time")

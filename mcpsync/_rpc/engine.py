@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import _thread
 import functools
-import logging
 import math
 import threading
 import time
 from _thread import LockType
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .._log import getLogger
 from . import jsonrpc as rpc
 from .incoming import IncomingRequests, InlineHandler, RequestHandler
 from .jsonrpc import JSONObject, RequestId
-from .options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
+from .options import DEFAULT_OPTIONS, CallOptions, Deadline, ProgressCallback
 from .wire import Wire
 from .workers import DropReport, Outbox, SerialDispatcher, WorkerPool
 from ..cancel import CancelToken
@@ -35,7 +35,7 @@ from . import delivery
 __all__ = ["CANCEL_WRITE_TIMEOUT", "DEFAULT_TIMEOUT", "Engine", "InlineHandler", "MessageTap", "NotificationSink",
            "RequestHandler"]
 
-log = logging.getLogger("mcpsync.engine")
+log = getLogger("mcpsync.engine")
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -62,7 +62,7 @@ class _Waiter:
     __slots__ = ("wake", "method", "done", "ready", "result", "error", "on_progress", "progressed",
                  "wake_on_progress", "timeout_label")
 
-    def __init__(self, method: str, on_progress: Optional[ProgressCallback], wake_on_progress: bool,
+    def __init__(self, method: str, on_progress: Optional[ProgressCallback], reset_timeout_on_progress: bool,
                  wake: LockType) -> None:
         self.wake = wake
         self.method = method
@@ -72,7 +72,7 @@ class _Waiter:
         self.error: Optional[BaseException] = None
         self.on_progress = on_progress
         self.progressed = False
-        self.wake_on_progress = wake_on_progress
+        self.wake_on_progress = reset_timeout_on_progress and on_progress is not None  # progress restarts the wait
         self.timeout_label = "Request"
 
 
@@ -187,19 +187,15 @@ class Engine:
         """
         timeout, cancel, on_progress, reset_timeout_on_progress, max_total_timeout, deadline, on_request_id, \
             notify_cancel, _max_output = options  # the cap on a result is the session layer's
-        if cancel is not None and cancel.cancelled:
-            raise RequestCancelled(cancel.reason)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
         if timeout is None:
             timeout = self.default_timeout
-        if deadline is not None:
-            # The operation's end caps this request: fold it into the per-request hard stop.
-            left = max(deadline.remaining(), 0.0)
-            if max_total_timeout is None or left < max_total_timeout:
-                max_total_timeout = left
+        if deadline is not None:  # the operation's end caps this request: fold it into the hard stop
+            max_total_timeout = _capped(max_total_timeout, deadline)
         start = time.monotonic()  # one deadline spans the write and the wait
-        wake_on_progress = reset_timeout_on_progress and on_progress is not None
         wake = _take_lock()
-        waiter = _Waiter(method, on_progress, wake_on_progress, wake)
+        waiter = _Waiter(method, on_progress, reset_timeout_on_progress, wake)
         with self._lock:
             if self._closed is not None:
                 _return_lock(wake)
@@ -208,36 +204,22 @@ class Engine:
             self._next_id += 1
             self._waiters[request_id] = waiter
         unregister: Optional[Callable[[], None]] = None
-        sent = False
+        tell_peer = False  # whether a Ctrl-C tells the server: once the request may have left
         try:
             if on_request_id is not None:
                 on_request_id(request_id)
             if on_progress is not None:
-                params = dict(params or {})
-                meta = dict(params.get("_meta") or {})
-                meta["progressToken"] = request_id
-                params["_meta"] = meta
+                params = _with_progress_token(params, request_id)
             if cancel is not None:
                 unregister = cancel.add_callback(lambda _reason: _wake(wake))
             message = rpc.make_request(request_id, method, params)
             # Count it as sent before writing: a Ctrl-C landing inside or just after the write
             # must still tell the server (a cancel for an id it never saw is harmless).
-            sent = True
-            budget = _budget(timeout, max_total_timeout)
-            try:
-                self._send_by(message, start + budget, cancel)
-            except TransportError as exc:
-                if isinstance(exc, TransportClosed) and not exc.may_have_reached_server:
-                    self.ledger.record(request_id, delivery.NEVER_LEFT)  # the writer saw no byte leave
-                raise delivery.stamp(exc, self.ledger.take(request_id))
-            except RequestTimeout:
-                # The server did not take the request in time (it stopped reading). It has at most
-                # part of it, which the next write completes; no cancellation is sent for it.
-                raise self._timeout(budget, method, "Request", unread=True) from None
+            tell_peer = notify_cancel
+            self._send_request(request_id, message, _budget(timeout, max_total_timeout), start, cancel)
             return self._wait(request_id, waiter, timeout, cancel, max_total_timeout, start, notify_cancel)
         except KeyboardInterrupt:
-            if sent and notify_cancel and not waiter.done:
-                self._abandon(request_id, "KeyboardInterrupt")
+            self._interrupted(request_id, waiter, tell_peer)
             raise
         finally:
             # Remove the waiter on every path so a late response is dropped, not misrouted.
@@ -247,6 +229,24 @@ class Engine:
             if unregister is not None:
                 unregister()
             _return_lock(wake)
+
+    def _send_request(self, request_id: int, message: JSONObject, budget: float, start: float,
+                      cancel: Optional[CancelToken]) -> None:
+        """Write a request by ``start + budget``; a failure stamped with what reached the server."""
+        try:
+            self._send_by(message, start + budget, cancel)
+        except TransportError as exc:
+            if isinstance(exc, TransportClosed) and not exc.may_have_reached_server:
+                self.ledger.record(request_id, delivery.NEVER_LEFT)  # the writer saw no byte leave
+            raise delivery.stamp(exc, self.ledger.take(request_id))
+        except RequestTimeout:
+            # The server stopped reading: it has at most part of it, which the next write completes (no cancel).
+            raise self._timeout(budget, message["method"], "Request", unread=True) from None
+
+    def _interrupted(self, request_id: int, waiter: _Waiter, tell_peer: bool) -> None:
+        """A Ctrl-C ended the call: the server is told, if the request may have left and is unanswered."""
+        if tell_peer and not waiter.done:
+            self._abandon(request_id, "KeyboardInterrupt")
 
     def _wait(self, request_id: int, waiter: _Waiter, timeout: Optional[float],
               cancel: Optional[CancelToken], max_total: Optional[float], start: float, notify_cancel: bool) -> Any:
@@ -258,27 +258,35 @@ class Engine:
                 return _outcome(waiter)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                budget = max_total if deadline >= hard_stop and max_total is not None else limit
-                tap = self.tap
-                if tap is not None:
-                    tap("timeout", (request_id, budget))
-                if notify_cancel:
-                    self._abandon(request_id, "Request timed out")
-                raise self._timeout(budget, waiter.method, waiter.timeout_label)
+                raise self._expired(request_id, waiter, _spent(deadline, hard_stop, max_total, limit), notify_cancel)
             # Park until someone releases the lock (see _Waiter); either way it is held again after.
             waiter.wake.acquire(True, -1 if remaining > _MAX_PARK else remaining)
             if waiter.ready:
                 return _outcome(waiter)
-            if cancel is not None and cancel.cancelled:
-                if notify_cancel:
-                    self._abandon(request_id, cancel.reason)
-                raise RequestCancelled(cancel.reason)
+            if cancel is not None:
+                self._stop_if_cancelled(request_id, cancel, notify_cancel)
             if waiter.progressed:
                 waiter.progressed = False
                 deadline = min(time.monotonic() + limit, hard_stop)
             # Otherwise a late wake-up meant for this thread's previous request (its answer or its
             # cancel raced its end): ``ready`` is checked again before the next park, and _deliver
             # sets ``ready`` before it releases the lock, so no real wake-up is lost.
+
+    def _expired(self, request_id: int, waiter: _Waiter, budget: float, notify_cancel: bool) -> RequestTimeout:
+        """A request's time ran out: tell the tap (and the peer, unless told not to); the error to raise."""
+        tap = self.tap
+        if tap is not None:
+            tap("timeout", (request_id, budget))
+        if notify_cancel:
+            self._abandon(request_id, "Request timed out")
+        return self._timeout(budget, waiter.method, waiter.timeout_label)
+
+    def _stop_if_cancelled(self, request_id: int, cancel: CancelToken, notify_cancel: bool) -> None:
+        """Raise RequestCancelled if ``cancel`` fired while the request waited (the peer told, unless not to)."""
+        if cancel.cancelled:
+            if notify_cancel:
+                self._abandon(request_id, cancel.reason)
+            raise RequestCancelled(cancel.reason)
 
     def _timeout(self, budget: float, method: str, label: str, unread: bool = False) -> RequestTimeout:
         """The timeout error, naming this connection and ``method``, with the transport's hint."""
@@ -411,18 +419,9 @@ class Engine:
             self._resolve(message)  # the common case, a plain response: what classify() would conclude
             return
         if isinstance(message, list):  # a 2025-03-26 batch
-            if not any(isinstance(item, dict) for item in message):
-                raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
-            share = size // len(message)
-            for item in message:  # a stray non-object in a batch costs only itself
-                try:
-                    if not isinstance(item, dict):  # never a nested batch
-                        raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(item).__name__}")
-                    self._receive_one(item, share)
-                except ProtocolError as exc:
-                    log.warning("[%s] Skipping batch item: %s", self.name, exc)
-            return
-        self._receive_one(message, size)
+            _receive_batch(message, size, self._receive_one, self.name)
+        else:
+            self._receive_one(message, size)
 
     def refuse(self, message: Any, error: ProtocolError) -> None:
         """Reader thread: the transport decoded ``message`` but will not deliver it (``error`` says
@@ -485,12 +484,7 @@ class Engine:
             params = None
         if not size:
             size = rpc.rough_size(params)
-        hook = self._notification_hook
-        if hook is not None:
-            try:
-                hook(method, params)
-            except Exception:  # internal bookkeeping; must never stop the reader
-                log.exception("[%s] Notification hook raised", self.name)
+        _run_hook(self.name, self._notification_hook, method, params)
         if method == rpc.PROGRESS and params is not None:
             self._route_progress(params, size)
         elif method == rpc.CANCELLED and params is not None:
@@ -576,6 +570,52 @@ class Engine:
 
 def _mib(count: Optional[int]) -> str:
     return "none" if count is None else f"{count / (1024 * 1024):g} MiB"
+
+
+def _receive_batch(batch: List[Any], size: int, receive_one: Callable[[Any, int], None], name: str) -> None:
+    """Route each message of a batch (``size`` bytes in all) with ``receive_one``; a stray non-object
+    costs only itself. Raises ProtocolError if no member is an object."""
+    if not any(isinstance(item, dict) for item in batch):
+        raise ProtocolError("Not a JSON-RPC message: an array that is not a batch of message objects")
+    share = size // len(batch)
+    for item in batch:
+        try:
+            if not isinstance(item, dict):  # never a nested batch
+                raise ProtocolError(f"Not a JSON-RPC message: expected an object, got {type(item).__name__}")
+            receive_one(item, share)
+        except ProtocolError as exc:
+            log.warning("[%s] Skipping batch item: %s", name, exc)
+
+
+def _capped(max_total: Optional[float], deadline: Deadline) -> float:
+    """A request's hard stop (seconds) once the operation's ``deadline`` is folded in."""
+    left = max(deadline.remaining(), 0.0)
+    return left if max_total is None or left < max_total else max_total
+
+
+def _run_hook(name: str, hook: Optional[NotificationSink], method: str, params: Optional[JSONObject]) -> None:
+    """The engine's notification hook (if it has one) told of a notification; it may not stop the reader."""
+    if hook is None:
+        return
+    try:
+        hook(method, params)
+    except Exception:  # internal bookkeeping; must never stop the reader
+        log.exception("[%s] Notification hook raised", name)
+
+
+def _with_progress_token(params: Optional[JSONObject], request_id: int) -> JSONObject:
+    """A copy of ``params`` whose ``_meta`` names ``request_id`` as the progress token (the caller's
+    dict is left alone)."""
+    params = dict(params or {})
+    meta = dict(params.get("_meta") or {})
+    meta["progressToken"] = request_id
+    params["_meta"] = meta
+    return params
+
+
+def _spent(deadline: float, hard_stop: float, max_total: Optional[float], limit: float) -> float:
+    """The budget a request that timed out at ``deadline`` had: the hard stop's, if that came first."""
+    return max_total if deadline >= hard_stop and max_total is not None else limit
 
 
 def _budget(timeout: Optional[float], max_total: Optional[float]) -> float:

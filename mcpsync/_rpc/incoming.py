@@ -23,10 +23,10 @@ the layer that knows the protocol version decides it; this module names no metho
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any, Callable, Dict, Optional
 
+from .._log import getLogger
 from . import jsonrpc as rpc
 from .jsonrpc import JSONObject, RequestId
 from .workers import DropReport, Outbox, WorkerPool
@@ -35,7 +35,7 @@ from ..exceptions import MCPError, ProtocolError
 
 __all__ = ["IncomingRequests", "InlineHandler", "RequestHandler"]
 
-log = logging.getLogger("mcpsync.engine")
+log = getLogger("mcpsync.engine")
 
 #: ``handler(method, params, cancel_token)``: returns the result object, or raises MCPError.
 RequestHandler = Callable[[str, Optional[JSONObject], CancelToken], Any]

@@ -129,7 +129,7 @@ def decode(data: Union[bytes, str]) -> Any:
         except StopIteration:  # leading whitespace, or no value: the full decoder decides and says why
             value = _decode_text(text)
         else:
-            if end != len(text) and text[end:].strip(" \t\n\r"):
+            if text[end:].strip(" \t\n\r"):
                 value = _decode_text(text)  # something after the value: the full decoder says what
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"Message is not valid UTF-8: {exc}") from exc
@@ -139,11 +139,16 @@ def decode(data: Union[bytes, str]) -> Any:
     except ValueError as exc:
         raise ProtocolError(f"Message is not valid JSON: {exc}") from exc
     if len(text) > 2 * MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH:
-        depth = nesting_depth(value)
-        if depth > MAX_DEPTH:
-            raise NestedTooDeeply(f"Message is nested too deeply: nested {depth} levels deep; at most "
-                                  f"{MAX_DEPTH} are accepted; {_ADVICE}", value)
+        _check_depth(value)
     return value
+
+
+def _check_depth(value: Any) -> None:
+    """Raise NestedTooDeeply (holding ``value``) if it nests more than :data:`MAX_DEPTH` levels."""
+    depth = nesting_depth(value)
+    if depth > MAX_DEPTH:
+        raise NestedTooDeeply(f"Message is nested too deeply: nested {depth} levels deep; at most "
+                              f"{MAX_DEPTH} are accepted; {_ADVICE}", value)
 
 
 _ADVICE = "no MCP message needs that many: ask the server's author to send flatter JSON"
@@ -202,27 +207,37 @@ def classify(message: Any) -> str:
     if message.get("jsonrpc") != "2.0":
         raise ProtocolError("Not a JSON-RPC 2.0 message: missing jsonrpc \"2.0\"")
     method = message.get("method")
-    has_id = "id" in message
     if method is not None:
-        if not isinstance(method, str):
-            raise ProtocolError("Not a JSON-RPC message: method is not a string")
-        params = message.get("params")
-        if params is not None and not isinstance(params, (dict, list)):
-            raise ProtocolError("Not a JSON-RPC message: params is not an object")
-        if not has_id:
-            return NOTIFICATION
-        if not valid_id(message["id"]):
-            raise ProtocolError("Not a JSON-RPC request: id must be a string or an integer")
-        return REQUEST
-    if has_id and ("result" in message or "error" in message):
-        if "result" in message and "error" in message:
-            raise ProtocolError("Not a JSON-RPC response: it carries both result and error")
-        if "error" in message:
-            error = message["error"]
-            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
-                raise ProtocolError("Not a JSON-RPC response: malformed error object")
-        return RESPONSE
+        return _classify_call(message, method)
+    if "id" in message and ("result" in message or "error" in message):
+        return _check_response(message)
     raise ProtocolError("Not a JSON-RPC message: no method, result or error")
+
+
+def _classify_call(message: JSONObject, method: Any) -> str:
+    """:func:`classify` for a message with a method: a request (it has an id) or a notification."""
+    if not isinstance(method, str):
+        raise ProtocolError("Not a JSON-RPC message: method is not a string")
+    params = message.get("params")
+    if params is not None and not isinstance(params, (dict, list)):
+        raise ProtocolError("Not a JSON-RPC message: params is not an object")
+    if "id" not in message:
+        return NOTIFICATION
+    if not valid_id(message["id"]):
+        raise ProtocolError("Not a JSON-RPC request: id must be a string or an integer")
+    return REQUEST
+
+
+def _check_response(message: JSONObject) -> str:
+    """:func:`classify` for a message with an id and a result or an error: a response, if well formed."""
+    if "error" not in message:
+        return RESPONSE
+    if "result" in message:
+        raise ProtocolError("Not a JSON-RPC response: it carries both result and error")
+    error = message["error"]
+    if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+        raise ProtocolError("Not a JSON-RPC response: malformed error object")
+    return RESPONSE
 
 
 def valid_id(value: Any) -> bool:

@@ -21,13 +21,13 @@ memory therefore stays near the budget plus the messages being handled.
 from __future__ import annotations
 
 import collections
-import logging
+from .._log import getLogger
 import math
 import threading
 import time
 from typing import Any, Callable, Deque, List, Optional, Tuple
 
-log = logging.getLogger("mcpsync")
+log = getLogger("mcpsync")
 
 Job = Tuple[Callable[..., Any], Tuple[Any, ...], int]
 

@@ -20,12 +20,12 @@ of the process; when the cached answer stops working the server is asked again.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from .. import _fork
 from .._rpc.jsonrpc import METHOD_NOT_FOUND, JSONObject
 from .._protocol.versions import (
@@ -37,7 +37,7 @@ from ..exceptions import (
 )
 from .errors import MISSING_CAPABILITY, MODERN_HTTP_ERRORS, UNSUPPORTED_VERSION, typed
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 AUTO, MODERN, LEGACY = "auto", "modern", "legacy"
 DEFAULT_PROBE_TIMEOUT = 3.0

@@ -37,10 +37,10 @@ Both block until the server answered, the deadline passed or the connection clos
 
 from __future__ import annotations
 
-import logging
 import weakref
 from typing import Any, Callable, List, Mapping, Optional
 
+from .._log import getLogger
 from .._protocol.methods import INITIALIZE, NOTIFY_INITIALIZED, SERVER_DISCOVER
 from .._rpc.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, JSONObject
 from .._rpc.options import CallOptions, Deadline
@@ -58,7 +58,7 @@ from . import telemetry
 
 __all__ = ["Handshake"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: ``restore(options)``: after a renewal, ask the new session for what the old one had.
 Restore = Callable[[CallOptions], None]
@@ -118,7 +118,8 @@ class Handshake:
             if alternate is None:
                 raise
             alternate.timeout = transport.timeout
-            session.transport = transport = alternate
+            session.use(alternate)
+            transport = alternate
             try:
                 prepare(transport)
                 transport.open(deadline)
@@ -171,15 +172,14 @@ class Handshake:
 
     def initialize(self, session: Session, version: str, exact: bool, options: CallOptions) -> None:
         """The legacy handshake, asking for ``version`` (and only accepting it, when ``exact``)."""
-        transport = session.transport
         session.legacy_ask = (version, exact)
         self._asked = version
-        transport.set_protocol_version(None)  # no MCP-Protocol-Version header on initialize itself
+        session.speak(None)  # no MCP-Protocol-Version header on initialize itself
         params: JSONObject = {"protocolVersion": version, "capabilities": session.responder.capabilities(False),
                               "clientInfo": dict(self.client_info)}
         result = telemetry.request(session, INITIALIZE, params, options)
         self._accept_initialize(session, result, version if exact else None)
-        transport.set_protocol_version(str(session.protocol_version))
+        session.speak(str(session.protocol_version))
         telemetry.notify(session, NOTIFY_INITIALIZED)
 
     def _accept_initialize(self, session: Session, result: Any, exact: Optional[str]) -> None:
@@ -197,8 +197,7 @@ class Handshake:
 
     def discover(self, session: Session, version: str, options: CallOptions) -> JSONObject:
         """``server/discover`` at ``version`` (the first modern request, or the stdio probe)."""
-        transport = session.transport
-        transport.set_protocol_version(version)
+        session.speak(version)
         self._asked = version
         params = _meta.with_meta(None, session.request_meta(version, session.responder.capabilities(True)))
         result = telemetry.request(session, SERVER_DISCOVER, params, options)
@@ -210,7 +209,7 @@ class Handshake:
         """Become modern at ``version``, described by a DiscoverResult (None: the server gave none)."""
         session.plain_tool_calls = False
         session.protocol_version = version
-        session.transport.set_protocol_version(version)
+        session.speak(version)
         if result is None:
             session.capabilities_known = False
             return

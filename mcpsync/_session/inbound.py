@@ -70,11 +70,16 @@ class Inbound:
         self._cache = cache
 
     def attach(self, transport: Transport) -> None:
-        """Route ``transport``'s server-to-client traffic here; ``ping`` is answered on the reader thread."""
-        transport.set_inline_handler(PING, lambda _params: {})
-        transport.set_request_handler(self.answer)
+        """Route ``transport``'s server-to-client traffic here; ``ping`` is answered on the reader thread.
+
+        The requests and the notification hook are set on the session's engine (the one attached
+        to ``transport``); the notifications ``transport`` delivers reach :meth:`deliver`.
+        """
+        engine = self._session.engine
+        engine.incoming.set_inline_handler(PING, lambda _params: {})
+        engine.incoming.set_handler(self.answer)
         transport.add_notification_listener(self.deliver)
-        transport.set_notification_hook(self.on_arrival)
+        engine.set_notification_hook(self.on_arrival)
 
     def answer(self, method: str, params: Optional[JSONObject], cancel: CancelToken) -> Any:
         """Worker thread: one request for input, answered by the client's handlers."""

@@ -12,14 +12,14 @@ see each other's answers, and nothing here is ever cached.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Dict, Optional
 
+from .._log import getLogger
 from .._protocol import methods as _methods
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ProtocolError
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: The requests a server may answer with ``input_required``.
 METHODS = _methods.INPUT_REQUIRED

@@ -23,10 +23,10 @@ by the connect or told it must start its own stream: never neither.
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from .._log import CRITICAL, DEBUG, ERROR, INFO, WARNING, Logger, getLogger
 from .._protocol.methods import (
     NOTIFY_MESSAGE, NOTIFY_PROMPTS_LIST_CHANGED, NOTIFY_RESOURCES_LIST_CHANGED, NOTIFY_TOOLS_LIST_CHANGED,
 )
@@ -36,15 +36,15 @@ from .callbacks import check_callback
 
 __all__ = ["LIST_CHANGED", "LOG_LEVELS", "NotificationHandler", "NotificationRouter"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 NotificationHandler = Callable[[Optional[JSONObject]], None]
 
 #: RFC 5424 levels used by notifications/message, mapped onto Python logging.
 LOG_LEVELS = {
-    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-    "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
+    "debug": DEBUG, "info": INFO, "notice": INFO, "warning": WARNING,
+    "error": ERROR, "critical": CRITICAL, "alert": CRITICAL,
+    "emergency": CRITICAL,
 }
 
 #: list_changed notification -> the cached list it makes stale.
@@ -58,7 +58,7 @@ LIST_CHANGED = {
 class NotificationRouter:
     """One client's notification handlers and their delivery. Thread-safe."""
 
-    def __init__(self, name: str, server_log: logging.Logger,
+    def __init__(self, name: str, server_log: Logger,
                  handlers: Optional[Dict[str, List[NotificationHandler]]] = None,
                  renewal: Optional[List[Callable[[], None]]] = None) -> None:
         self._name = name
@@ -158,6 +158,6 @@ class NotificationRouter:
             except Exception:
                 log.exception("[%s] logging_handler raised", self._name)
             return
-        level = LOG_LEVELS.get(str(params.get("level")), logging.INFO)
+        level = LOG_LEVELS.get(str(params.get("level")), INFO)
         source: Any = params.get("logger")
         self._server_log.log(level, "%s%s", f"[{source}] " if source else "", params.get("data"))

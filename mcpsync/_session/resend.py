@@ -17,10 +17,10 @@ Pure control flow; blocks only inside ``send``.
 
 from __future__ import annotations
 
-import logging
 import math
 from typing import Any, Callable, Optional
 
+from .._log import getLogger
 from .._protocol.methods import SUBSCRIPTIONS_LISTEN
 from .._rpc import delivery
 from .._rpc.options import CallOptions, Deadline
@@ -28,7 +28,7 @@ from ..exceptions import StreamBroken, TransportError
 
 __all__ = ["NOT_SENT_AGAIN", "send_again"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: Methods whose broken stream is the caller's to handle (the subscription listens again itself).
 NOT_SENT_AGAIN = frozenset({SUBSCRIPTIONS_LISTEN})

@@ -12,10 +12,10 @@ handler on the thread that calls it and never on the reader thread.
 from __future__ import annotations
 
 import copy
-import logging
 import os
 from typing import Any, Callable, List, Mapping, Optional, Protocol, Sequence
 
+from .._log import getLogger
 from .._protocol.methods import ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
@@ -26,7 +26,7 @@ from .callbacks import check_callback
 
 __all__ = ["HandlerOwner", "Responder", "file_uri", "with_defaults"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 
 class HandlerOwner(Protocol):

@@ -1,7 +1,9 @@
 """One server conversation: what the handshake settled, and the era-aware call pipeline.
 
 A :class:`Session` holds the negotiated state (protocol version, the server's
-capabilities, info and instructions) and sends every request in the era in use:
+capabilities, info and instructions) and owns the JSON-RPC engine of its connection: it
+builds it from what the transport offers (:func:`engine_for`) and hands it to the transport
+as the receiver of what it reads. It sends every request in the era in use:
 
 * legacy: the request goes out as given; when an HTTP server says our session
   expired, the session is renewed once (a new ``initialize``) and the request sent again;
@@ -24,12 +26,13 @@ under the client's connect lock) and when a session is renewed (under the renew 
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any, Callable, Mapping, Optional, Protocol, Tuple
 
+from .._log import getLogger
 from .._protocol.methods import RESOURCES_READ, TOOLS_CALL
+from .._rpc.engine import Engine
 from .._rpc.jsonrpc import JSONObject
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, ProgressCallback
 from .._rpc import delivery
@@ -45,11 +48,12 @@ from . import mrtr as _mrtr
 from .callbacks import PROGRESS_SIGNATURE, check_callback
 from .errors import UNSUPPORTED_VERSION, typed, version_refused
 from .resend import send_again
+from .routing import RoutingHeaders
 from . import telemetry as _telemetry
 
-__all__ = ["Session", "SessionHandle", "call_options"]
+__all__ = ["Session", "SessionHandle", "call_options", "engine_for"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: ``renew(session, options)``: start a new legacy session after the server expired ours.
 Renew = Callable[["Session", CallOptions], None]
@@ -114,6 +118,8 @@ class Session:
                  max_input_rounds: int, log_level: Optional[str], renew: Renew, send_baggage: bool = False,
                  telemetry: bool = True) -> None:
         self.transport = transport
+        #: The JSON-RPC engine of the connection: the session's, fed by :attr:`transport`.
+        self.engine = engine_for(transport)
         #: Whether OpenTelemetry baggage goes into requests' ``_meta`` (trace context always does).
         self.send_baggage = send_baggage
         #: Whether requests are OpenTelemetry spans and durations when a provider is set
@@ -137,11 +143,32 @@ class Session:
         # Worked out once per handshake (see settle()), so no call checks them again.
         self.plain_tool_calls = False  # legacy, tools offered, no tool tasks: call_tool's fast path
         self.header_routing = False  # modern Streamable HTTP: tools' x-mcp-header values go into headers
+        #: The routing headers of modern requests, handed to the transport as a header provider.
+        self.routing = RoutingHeaders()
         self._renew_lock = threading.Lock()
         self._generation = 0
         #: Run by the first call on a session not yet connected, instead of raising "not connected":
         #: set for a client unpickled or inherited across fork (it connects, or raises ForkedError).
         self.first_use: Optional[Callable[[], None]] = None
+
+    def use(self, transport: Transport) -> None:
+        """Go on over ``transport`` (a failed connect's fallback), with an engine of its own."""
+        self.transport = transport
+        self.engine = engine_for(transport)
+
+    def speak(self, version: Optional[str]) -> None:
+        """The version in use (None before one is chosen), as the session decides it for the connection.
+
+        The transport is told (HTTP sends it as a header, and reads errors and cancels the
+        modern way), and given the modern era's routing headers as plain data (a header
+        provider, see :mod:`mcpsync._session.routing`). And the era decides, on the engine, whether the server's requests are
+        answered: the 2026-07-28 era has none, and a client must not write responses in it.
+        This is the one place that rule is applied.
+        """
+        modern = is_modern(version)
+        self.transport.set_protocol_version(version)
+        self.transport.set_request_headers(self.routing if modern else None)
+        self.engine.incoming.set_answering(not modern)
 
     # -- the narrow interface (SessionHandle) ----------------------------------------------------
 
@@ -340,8 +367,8 @@ class Session:
             raise CapabilityError(f"Server {self.name!r} does not declare the {extension!r} extension; cannot {what}")
 
 
-# The transports that copy tool arguments into ``Mcp-Param-*`` headers (their ``set_header_plans``
-# is honoured): Streamable HTTP, in the 2026-07-28 era.
+# The transports that copy tool arguments into ``Mcp-Param-*`` headers (the header provider
+# ``set_request_headers`` gives them is honoured): Streamable HTTP, in the 2026-07-28 era.
 _HEADER_ROUTING_KINDS = frozenset({"streamable-http"})
 
 
@@ -352,3 +379,16 @@ def takes_header_plans(transport: Any) -> bool:
     if isinstance(declared, bool):
         return declared
     return getattr(transport, "kind", "") in _HEADER_ROUTING_KINDS
+
+
+def engine_for(transport: Transport) -> Engine:
+    """The engine of a session over ``transport``: built here from what the transport offers (its
+    wire, notification sink and timeout hint, each holding it weakly) and attached to it as the
+    receiver of every message it reads. A transport that already feeds an engine (one driven on its
+    own before a client took it) keeps it, and that one is returned."""
+    current = transport.engine
+    if current is not None:
+        return current
+    return transport.attach(Engine(transport.wire, name=transport.name, default_timeout=transport.timeout,
+                                   max_workers=transport.max_workers, on_notification=transport.notification_sink,
+                                   hint=transport.hint_source))

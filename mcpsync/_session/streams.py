@@ -19,10 +19,10 @@ Threads: any thread may call these; each blocks for the requests it sends
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import List, Optional, Protocol, Set
 
+from .._log import getLogger
 from .._protocol.methods import LOGGING_SET_LEVEL, RESOURCES_SUBSCRIBE
 from .._rpc.options import CallOptions, Deadline
 from ..exceptions import MCPSyncError
@@ -32,7 +32,7 @@ from . import telemetry
 
 __all__ = ["ListenStreams", "Streams"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 # The list_changed notifications a modern listen stream can carry (see mcpsync.subscriptions).
 _LISTENABLE = frozenset(LIST_CHANGED)

@@ -34,12 +34,12 @@ Thread safety: any thread; the cached instruments are replaced whole (a race bui
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from typing import Any, Callable, Dict, Optional, Protocol, Tuple
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from .._protocol.methods import (
     INITIALIZE, NOTIFY_RESOURCES_UPDATED, PROMPTS_GET, RESOURCES_READ, RESOURCES_SUBSCRIBE,
     RESOURCES_UNSUBSCRIBE, TOOLS_CALL,
@@ -48,7 +48,6 @@ from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import CallOptions
 from .._version import __version__
 from ..exceptions import MCPError, RequestTimeout, TransportClosed
-from ..transports._http import HTTPTransportBase
 from ..transports.base import Transport
 from ..transports.stdio import StdioTransport
 from .meta import PROTOCOL_VERSION
@@ -56,7 +55,7 @@ from .tracing import with_trace_context
 
 __all__ = ["SCOPE", "Traced", "notify", "request", "session_ended"]
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: The instrumentation scope the spans and metrics are reported under.
 SCOPE = "mcpsync"
@@ -168,17 +167,24 @@ def _operation(found: _Instruments, session: Traced, method: str, params: Option
             transport.notify(method, with_trace_context(params, session.send_baggage) if span is not None else params)
             return None
         result = transport.request(method, with_trace_context(params, session.send_baggage), options=options)
-        if isinstance(result, dict):
-            if method == TOOLS_CALL and result.get("isError") is True:
-                failure = ("tool_error", None, None)
-            elif method == INITIALIZE and isinstance(result.get("protocolVersion"), str):
-                attributes["mcp.protocol.version"] = result["protocolVersion"]
+        failure = _noted(method, result, attributes)
         return result
     except BaseException as exc:
         failure = _failure(exc)
         raise
     finally:
         _finish(found, span, token, attributes, failure, time.monotonic() - started, transport)
+
+
+def _noted(method: str, result: Any, attributes: Dict[str, Any]) -> Optional[Tuple[str, Optional[str], Optional[str]]]:
+    """What an answer tells the operation: a tool's error result is its failure, ``initialize``'s its version."""
+    if not isinstance(result, dict):
+        return None
+    if method == TOOLS_CALL and result.get("isError") is True:
+        return ("tool_error", None, None)
+    if method == INITIALIZE and isinstance(result.get("protocolVersion"), str):
+        attributes["mcp.protocol.version"] = result["protocolVersion"]
+    return None
 
 
 def _start(found: _Instruments, method: str, attributes: Dict[str, Any], transport: Transport) -> Tuple[Any, Any]:
@@ -211,21 +217,27 @@ def _finish(found: _Instruments, span: Any, token: Any, attributes: Dict[str, An
             attributes["rpc.response.status_code"] = failure[1]
     try:
         if span is not None:
-            _modules["opentelemetry.context"].detach(token)
-            if span.is_recording():
-                late: Dict[str, Any] = {key: attributes[key] for key in _LATE_KEYS if key in attributes}
-                session_id = getattr(transport, "session_id", None)  # HTTP: known once initialize is answered
-                if isinstance(session_id, str):
-                    late["mcp.session.id"] = session_id
-                span.set_attributes(late)
-                if failure is not None:
-                    trace = _modules["opentelemetry.trace"]
-                    span.set_status(trace.Status(trace.StatusCode.ERROR, failure[2]))
-            span.end()
+            _end_span(span, token, attributes, failure, transport)
         if found.operation is not None:
             found.operation.record(seconds, {key: attributes[key] for key in _METRIC_KEYS if key in attributes})
     except Exception:  # a fault in the SDK must not fail a request that succeeded
         log.debug("Could not end the span or record the duration", exc_info=True)
+
+
+def _end_span(span: Any, token: Any, attributes: Dict[str, Any],
+              failure: Optional[Tuple[str, Optional[str], Optional[str]]], transport: Transport) -> None:
+    """Leave the span's context, give a recording span its late attributes and error status, end it."""
+    _modules["opentelemetry.context"].detach(token)
+    if span.is_recording():
+        late: Dict[str, Any] = {key: attributes[key] for key in _LATE_KEYS if key in attributes}
+        session_id = getattr(transport, "session_id", None)  # HTTP: known once initialize is answered
+        if isinstance(session_id, str):
+            late["mcp.session.id"] = session_id
+        span.set_attributes(late)
+        if failure is not None:
+            trace = _modules["opentelemetry.trace"]
+            span.set_status(trace.Status(trace.StatusCode.ERROR, failure[2]))
+    span.end()
 
 
 def _attributes(session: Traced, method: str, params: Optional[JSONObject]) -> Dict[str, Any]:
@@ -233,14 +245,7 @@ def _attributes(session: Traced, method: str, params: Optional[JSONObject]) -> D
     attributes = _peer(session.transport)
     attributes["mcp.method.name"] = method
     if params:
-        name = params.get("name")
-        if method == TOOLS_CALL and isinstance(name, str):
-            attributes["gen_ai.tool.name"] = name
-            attributes["gen_ai.operation.name"] = "execute_tool"
-        elif method == PROMPTS_GET and isinstance(name, str):
-            attributes["gen_ai.prompt.name"] = name
-        elif method in _URI_METHODS and isinstance(params.get("uri"), str):
-            attributes["mcp.resource.uri"] = params["uri"]
+        attributes.update(_target(method, params))
     version = session.protocol_version
     if version is None and params:  # a modern handshake: the version asked for is in the envelope
         meta = params.get("_meta")
@@ -250,10 +255,24 @@ def _attributes(session: Traced, method: str, params: Optional[JSONObject]) -> D
     return attributes
 
 
+def _target(method: str, params: JSONObject) -> Dict[str, Any]:
+    """The attributes naming what an operation acts on: the tool called, the prompt got, the resource's URI."""
+    name = params.get("name")
+    if method == TOOLS_CALL and isinstance(name, str):
+        return {"gen_ai.tool.name": name, "gen_ai.operation.name": "execute_tool"}
+    if method == PROMPTS_GET and isinstance(name, str):
+        return {"gen_ai.prompt.name": name}
+    if method in _URI_METHODS and isinstance(params.get("uri"), str):
+        return {"mcp.resource.uri": params["uri"]}
+    return {}
+
+
 def _peer(transport: Transport) -> Dict[str, Any]:
     """The transport's attributes: ``network.*`` and, over HTTP, ``server.address`` and ``server.port``."""
     if isinstance(transport, StdioTransport):
         return {"network.transport": "pipe"}
+    from ..transports._http import HTTPTransportBase  # here: `import mcpsync` loads no HTTP transport
+
     if not isinstance(transport, HTTPTransportBase):
         return {}  # in memory: no network
     attributes: Dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http"}

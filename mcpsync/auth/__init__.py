@@ -23,7 +23,8 @@ What is here, module by module: ``_challenge`` (WWW-Authenticate),
 and nonces, optional cryptography), ``_pkce``, ``_flow`` (the
 person's part: browser, paste, callable), ``_tokens`` (tokens and stores),
 ``_pickling`` (pickled as settings, never tokens; new locks after fork),
-``_bearer`` (the requests auth machinery), ``_oauth``, ``_client_credentials``,
+``_bearer`` (the requests auth machinery: token renewal, over ``_hook``, the auth call and
+response hook, and ``_stored``, the grants in the token store), ``_oauth``, ``_client_credentials``,
 ``_workload`` and ``_enterprise`` (the public auth classes).
 
 This package imports ``requests`` (the auth classes subclass

@@ -72,23 +72,7 @@ class TokenSource:
                 (``identity_token_expired``) its ``exp`` has passed.
         """
         origin = self._origin()
-        source = self._source
-        token: object
-        try:
-            if callable(source):
-                token = source()
-            elif self._is_file:
-                token = Path(source).read_text(encoding="utf-8")
-            else:
-                token = source
-        except OSError as exc:
-            raise AuthError(f"Cannot read the {self.what} from {origin}: {exc.strerror or exc}",
-                            error="identity_token_unavailable") from exc
-        except AuthError:
-            raise
-        except Exception as exc:  # a user callable may raise anything; say which part failed
-            raise AuthError(f"Getting the {self.what} from {origin} failed: {type(exc).__name__}: {exc}",
-                            error="identity_token_unavailable") from exc
+        token = self._fetch(origin)
         if not isinstance(token, str) or not token.strip():
             raise AuthError(f"The {self.what} from {origin} is empty", error="identity_token_unavailable")
         token = token.strip()
@@ -98,6 +82,24 @@ class TokenSource:
                             "UTC; renew it at its source (the platform rotates token files; a callable should "
                             "fetch a fresh one)", error="identity_token_expired")
         return token
+
+    def _fetch(self, origin: str) -> object:
+        """What the source holds now, unchecked: the callable's answer, the file's text, or the token given."""
+        source = self._source
+        try:
+            if callable(source):
+                return source()
+            if self._is_file:
+                return Path(source).read_text(encoding="utf-8")
+            return source
+        except OSError as exc:
+            raise AuthError(f"Cannot read the {self.what} from {origin}: {exc.strerror or exc}",
+                            error="identity_token_unavailable") from exc
+        except AuthError:
+            raise
+        except Exception as exc:  # a user callable may raise anything; say which part failed
+            raise AuthError(f"Getting the {self.what} from {origin} failed: {type(exc).__name__}: {exc}",
+                            error="identity_token_unavailable") from exc
 
     def _origin(self) -> str:
         if self._is_file:

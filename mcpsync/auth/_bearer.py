@@ -20,23 +20,23 @@ Token reads are lock-free; renewals, discovery and logins run under one lock,
 so concurrent requests that all get a 401 start one login, and the others
 re-send with its token. A login started inside a request of mcpsync's
 transports ends early when that request is abandoned (timeout, cancel, close).
+
+The class is the token renewal (grants refreshed, recovered, obtained); its bases are the
+requests side (:class:`~mcpsync.auth._hook.RequestHook`: the auth call and the response hook)
+and the grants' persistence (:class:`~mcpsync.auth._stored.StoredGrants`: loaded, kept, forgotten).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from dataclasses import replace
-from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
-import requests
-import requests.auth
 
 from .. import _fork
 from ..exceptions import AuthError, MCPSyncError
 from ..transports import _egress
-from ..transports._http_session import current_exchange
 from ._binding import IssuerBinding
 from ._challenge import Challenge
 from ._discovery import AuthServer, Discovery, discover
@@ -45,20 +45,19 @@ from ._dpop import Binding, DPoPKey, DPoPSetting, Nonces
 from ._fetch import Fetcher
 from ._pickling import ProcessLocal
 from ._grants import Signer, TokenEndpoint
+from ._hook import RequestHook
+from ._stored import StoredGrants
 from ._registration import ClientIdentity
 from . import _tokens
-from ._grant import Grant, held_scopes, max_authorizations_from, union
-from ._tokens import TokenStore, client_key, server_key, tokens_key
-from ._urls import canonical_resource, same_origin
+from ._grant import Grant, max_authorizations_from, union
+from ._tokens import TokenStore, tokens_key
+from ._urls import canonical_resource
 
 __all__ = ["BearerAuth", "Grant"]
 
 log = logging.getLogger("mcpsync.auth")
 
-_ERROR_BODY_LIMIT = 64 * 1024
-
-
-class BearerAuth(ProcessLocal, requests.auth.AuthBase):
+class BearerAuth(ProcessLocal, StoredGrants, RequestHook):
     """Base of the OAuth auth objects; see the module docstring. Subclasses implement :meth:`_obtain`.
 
     Pickles as its settings, never its tokens (see ``_pickling``); new locks after fork.
@@ -118,90 +117,6 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
         issuer = f" issuer={grant.issuer!r}" if grant is not None else ""
         return f"<{type(self).__name__} {self.server_url!r}{issuer} {state}>"
 
-    # -- requests' side (any thread) ---------------------------------------------------------
-
-    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
-        url = r.url or ""
-        server = self.server_url or self._bind(url)
-        if not same_origin(url, server):
-            return r  # another origin never sees the token
-        grant = self._grant_for_request()
-        if grant is not None:
-            r.headers.update(self._headers(grant, r))
-        r.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]  # untyped in the stubs
-        return r
-
-    def _on_response(self, response: requests.Response, **kwargs: Any) -> requests.Response:
-        """The response hook: recover from 401 and 403 insufficient_scope, then re-send."""
-        if self.dpop and response.request is not None:
-            self._nonces.note(response.request.url or "", response.headers)
-        if response.status_code not in (401, 403):
-            return response
-        if not same_origin(response.url or "", self.server_url or ""):
-            return response  # a redirect carried the hook to another origin: that origin gets no token
-        if response.request.method == "DELETE":
-            return response  # ending a session never starts a login; the session ends anyway
-        # Authorizations this request has seen: the one behind the token it carried counts as the first.
-        attempts = 1 if _sent_token(response.request) is not None else 0
-        retried = nonce_retried = False
-        while True:
-            status = response.status_code
-            challenge = Challenge.from_header(response.headers.get("WWW-Authenticate"))
-            sent = _sent_token(response.request)
-            if status == 401 and challenge.dpop_error == "use_dpop_nonce" and not nonce_retried \
-                    and "DPoP" in response.request.headers and self._grant is not None and self._grant.dpop:
-                # RFC 9449 §9: the resource server wants its nonce in the proof; the token is fine.
-                nonce_retried = True
-                log.debug("The MCP server asks for a DPoP nonce; sending the request again with it")
-                response = _resend(response, self._headers(self._grant, response.request), kwargs)
-                if self.dpop:
-                    self._nonces.note(response.request.url or "", response.headers)
-                continue
-            if status == 401 and not retried:
-                retried = True
-            elif status == 403 and challenge.error == "insufficient_scope":
-                self._check_step_up(response, challenge, sent, attempts)
-            else:
-                return response
-            try:
-                grant = self._recover(status, challenge, sent, _abort_signal())
-            except BaseException:
-                _discard(response)
-                raise
-            # A step-up is one more authorization; a 401's new token only replaces a dead one.
-            attempts = attempts + 1 if status == 403 else max(attempts, 1)
-            response = _resend(response, self._headers(grant, response.request), kwargs)
-            if self.dpop:
-                self._nonces.note(response.request.url or "", response.headers)
-
-    def _headers(self, grant: Grant, request: requests.PreparedRequest) -> Dict[str, str]:
-        """The headers that present ``grant``'s token on ``request``: Authorization, and a fresh DPoP proof."""
-        headers = {"Authorization": grant.header()}
-        if grant.dpop and grant.dpop_key is not None:
-            url = request.url or ""
-            binding = Binding(grant.dpop_key, self._nonces)
-            headers["DPoP"] = binding.proof(request.method or "GET", url, access_token=grant.token.access_token)
-        return headers
-
-    def _check_step_up(self, response: requests.Response, challenge: Challenge, sent: Optional[str],
-                       attempts: int) -> None:
-        """Raise (closing ``response``) when a step-up for this 403 insufficient_scope cannot or may not help."""
-        current = self._grant
-        held = held_scopes(current) if current is not None and current.token.access_token == sent else None
-        wanted = challenge.scopes
-        if held is not None and wanted and set(wanted) <= held:
-            _discard(response)
-            raise AuthError(f"The MCP server refuses with 403 insufficient_scope, asking for the scopes "
-                            f"{' '.join(wanted)!r}, which the token it was sent already holds; authorizing again "
-                            "cannot gain anything, so mcpsync does not (the server needs a permission its scopes "
-                            "do not express: ask its operator)", error="insufficient_scope")
-        if attempts >= self.max_authorizations:
-            _discard(response)
-            asked = " ".join(current.scopes or ()) if current is not None else ""
-            raise AuthError(f"The MCP server still refuses with 403 insufficient_scope after {attempts} "
-                            f"authorization(s) for this request (scopes asked: {asked or 'none'}); giving up "
-                            f"(max_authorizations={self.max_authorizations})", error="insufficient_scope")
-
     # -- renewal and recovery (under the lock) ---------------------------------------------------
 
     def _grant_for_request(self) -> Optional[Grant]:
@@ -217,16 +132,20 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
             grant = self._grant
             if grant is None or not grant.token.expiring(_tokens.clock()):
                 return grant
-            try:
-                with self._fetcher() as fetch:
-                    renewed = self._renew(fetch, grant)
-            except MCPSyncError as exc:
-                log.warning("Could not renew the access token before it expires: %s", exc)
-                renewed = None
+            renewed = self._renew_quietly(grant)
             if renewed is not None:
                 self._keep(renewed)
                 return renewed
             return None if grant.token.expired(_tokens.clock()) else grant
+
+    def _renew_quietly(self, grant: Grant) -> Optional[Grant]:
+        """:meth:`_renew` before expiry, where a failure is only logged (the token may still be used)."""
+        try:
+            with self._fetcher() as fetch:
+                return self._renew(fetch, grant)
+        except MCPSyncError as exc:
+            log.warning("Could not renew the access token before it expires: %s", exc)
+            return None
 
     def _recover(self, status: int, challenge: Challenge, sent: Optional[str],
                  abort: Optional[threading.Event]) -> Grant:
@@ -238,11 +157,9 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
         """
         with self._lock:
             current = self._grant
-            now = _tokens.clock()
-            if current is not None and current.token.access_token != sent and not current.token.expired(now):
-                wanted = set(challenge.scopes or ())
-                if status == 401 or wanted <= set(current.scopes or ()):
-                    return current  # another thread renewed it while this request was out
+            renewed = self._renewed_meanwhile(status, challenge, sent)
+            if renewed is not None:
+                return renewed  # another thread renewed it while this request was out
             if abort is not None and abort.is_set():  # it waited for the lock while its request was given up
                 raise AuthError("The authorization was abandoned: the request that needed it has ended",
                                 error="login_abandoned")
@@ -253,23 +170,36 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
                 if status == 401:
                     grant = self._after_401(fetch, discovery, challenge, sent, abort)
                 else:
-                    scopes = union(current.scopes if current is not None else None,
-                                    challenge.scopes or discovery.resource_scopes, self.scopes)
-                    log.info("The MCP server needs more scopes; authorizing again with %s", " ".join(scopes))
-                    grant = self._obtain(fetch, discovery, scopes or None, abort)
+                    grant = self._step_up(fetch, discovery, challenge, current, abort)
             self._keep(grant)
             return grant
+
+    def _renewed_meanwhile(self, status: int, challenge: Challenge, sent: Optional[str]) -> Optional[Grant]:
+        """The current grant, when it is not the refused one, is alive, and (for a 403) holds the scopes asked."""
+        current = self._grant
+        if current is None or current.token.access_token == sent or current.token.expired(_tokens.clock()):
+            return None
+        if status == 401 or set(challenge.scopes or ()) <= set(current.scopes or ()):
+            return current
+        return None
+
+    def _step_up(self, fetch: Fetcher, discovery: Discovery, challenge: Challenge, current: Optional[Grant],
+                 abort: Optional[threading.Event]) -> Grant:
+        """A new authorization for the union of the scopes held, challenged (else the resource's) and configured."""
+        scopes = union(current.scopes if current is not None else None,
+                       challenge.scopes or discovery.resource_scopes, self.scopes)
+        log.info("The MCP server needs more scopes; authorizing again with %s", " ".join(scopes))
+        return self._obtain(fetch, discovery, scopes or None, abort)
 
     def _after_401(self, fetch: Fetcher, discovery: Discovery, challenge: Challenge, sent: Optional[str],
                    abort: Optional[threading.Event]) -> Grant:
         """A stored token not yet tried, else a refreshed one, else a new authorization."""
-        issuer = discovery.server.issuer
         candidate = self._grant
-        if candidate is None or candidate.issuer != issuer or candidate.resource != discovery.resource:
-            candidate = self._load_grant(issuer, discovery.resource)
-            if candidate is not None and candidate.token.access_token != sent \
-                    and not candidate.token.expiring(_tokens.clock()):
-                return candidate
+        if not _for(candidate, discovery):
+            candidate = self._load_grant(discovery.server.issuer, discovery.resource)
+            untried = _untried(candidate, sent)
+            if untried is not None:
+                return untried
         if candidate is not None and candidate.token.refresh_token:
             refreshed = self._refresh(fetch, candidate)
             if refreshed is not None:
@@ -329,23 +259,6 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
                             "(the new token is used by this process only)", grant.resource)
             return fresh
 
-    def _adopt(self, grant: Grant, newer: Grant) -> Grant:
-        """Take ``newer`` (read from the store) in place of ``grant``."""
-        if self._grant == grant:
-            self._grant = newer
-        self._persisted = newer
-        return newer
-
-    @contextlib.contextmanager
-    def _transaction(self, key: str) -> Iterator[None]:
-        """The store's transaction for ``key``; a store that cannot give one is logged and done without."""
-        with contextlib.ExitStack() as stack:
-            try:
-                stack.enter_context(self.store.transaction(key))
-            except Exception as exc:
-                log.warning("Token store transaction failed (%s); refreshing without it", exc)
-            yield
-
     def _renew(self, fetch: Fetcher, grant: Grant) -> Optional[Grant]:
         """Renew without a person: refresh. (ClientCredentials also runs its grant again.)"""
         return self._refresh(fetch, grant) if grant.token.refresh_token else None
@@ -381,12 +294,6 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
     def _credential(self) -> Optional[Tuple[str, str]]:
         """Subclass: (store label, how errors name it) of a configured credential to bind to its issuer, or None."""
         return None
-
-    def _load(self, key: str) -> Any:
-        return self._store_call("load", key)
-
-    def _save(self, key: str, value: Dict[str, Any]) -> Any:
-        return self._store_call("save", key, value)
 
     def _obtain(self, fetch: Fetcher, discovery: Discovery, scopes: Optional[Tuple[str, ...]],
                 abort: Optional[threading.Event]) -> Grant:
@@ -453,18 +360,23 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
             if not force and self._grant_for_request() is not None:
                 return
             with self._fetcher() as fetch:
-                status, header = fetch.probe(self._probe_url)
-                if status != 401 and challenged_only:
-                    log.debug("%s answered %d without credentials; no login now", self.server_url, status)
-                    return
-                challenge = Challenge.from_header(header) if status == 401 else Challenge()
-                discovery = self._discover(fetch, challenge)
-                if force:
-                    grant = self._obtain(fetch, discovery, union(challenge.scopes or discovery.resource_scopes,
-                                                                  self.scopes) or None, None)
-                else:
-                    grant = self._after_401(fetch, discovery, challenge, None, None)
-            self._keep(grant)
+                grant = self._probed_grant(fetch, self._probe_url, force=force, challenged_only=challenged_only)
+            if grant is not None:
+                self._keep(grant)
+
+    def _probed_grant(self, fetch: Fetcher, probe_url: str, *, force: bool, challenged_only: bool) -> Optional[Grant]:
+        """Probe the server for its challenge, then a grant: a new authorization when ``force``, else as after
+        a 401. None: the server wants no credentials and ``challenged_only``."""
+        status, header = fetch.probe(probe_url)
+        if status != 401 and challenged_only:
+            log.debug("%s answered %d without credentials; no login now", self.server_url, status)
+            return None
+        challenge = Challenge.from_header(header) if status == 401 else Challenge()
+        discovery = self._discover(fetch, challenge)
+        if force:
+            scopes = union(challenge.scopes or discovery.resource_scopes, self.scopes)
+            return self._obtain(fetch, discovery, scopes or None, None)
+        return self._after_401(fetch, discovery, challenge, None, None)
 
     def prepare(self, url: str) -> None:
         """For mcpsync's HTTP transports, called when they open, on the opening thread. Blocking.
@@ -477,120 +389,15 @@ class BearerAuth(ProcessLocal, requests.auth.AuthBase):
         """
         self._ensure(url, force=False, challenged_only=True)
 
-    def logout(self) -> None:
-        """Forget the tokens for this server, in memory and in the store (the registered client stays)."""
-        with self._lock:
-            keys = []
-            if self.server_url is not None:
-                index = self._store_call("load", server_key(self.server_url))
-                if isinstance(index, dict) and isinstance(index.get("issuer"), str) \
-                        and isinstance(index.get("resource"), str):
-                    keys.append(tokens_key(index["issuer"], index["resource"]))
-                keys.append(server_key(self.server_url))
-            if self._grant is not None:
-                keys.append(tokens_key(self._grant.issuer, self._grant.resource))
-            self._grant = None
-            self._loaded = True
-            for key in dict.fromkeys(keys):
-                self._store_call("delete", key)
-
-    # -- the store ---------------------------------------------------------------------------------
-
-    def _load_last(self) -> None:
-        """Load the tokens this server URL used last, once (no discovery needed)."""
-        self._loaded = True
-        if self.server_url is None:
-            return
-        index = self._store_call("load", server_key(self.server_url))
-        if isinstance(index, dict) and isinstance(index.get("issuer"), str) and isinstance(index.get("resource"), str):
-            self._grant = self._load_grant(index["issuer"], index["resource"])
-
-    def _load_grant(self, issuer: str, resource: str) -> Optional[Grant]:
-        grant = self._parse_grant(self._store_call("load", tokens_key(issuer, resource)), issuer, resource)
-        if grant is not None:
-            self._persisted = grant
-        return grant
-
-    def _parse_grant(self, data: Any, issuer: str, resource: str) -> Optional[Grant]:
-        """The stored grant in ``data`` if it is whole, from ``issuer`` and for a client that is still us."""
-        grant = Grant.from_dict(data) if isinstance(data, dict) else None
-        if grant is None or grant.issuer != issuer or grant.resource != resource:
-            return None
-        if not self._rule().allows(grant.issuer, self._load):
-            log.info("Not using the stored tokens from %s: credentials here may not go to that issuer", issuer)
-            return None
-        client = self._accept_client(grant.client)
-        if client is None:
-            return None
-        if grant.dpop_key is not None and self._dpop_key is None and self.dpop:
-            self._dpop_key = grant.dpop_key  # keep proving with the key the stored tokens are bound to
-        return replace(grant, client=client)
-
-    def _accept_client(self, client: ClientIdentity) -> Optional[ClientIdentity]:
-        """Subclass: the stored client if it is still who we are (with our secret), else None."""
-        return client
-
-    def _keep(self, grant: Grant) -> None:
-        """Make ``grant`` the current one and store it."""
-        self._grant = grant
-        self._loaded = True
-        if grant is not self._persisted:  # a refresh wrote its own answer (compare-and-swap); never again blindly
-            self._store_call("save", tokens_key(grant.issuer, grant.resource), grant.to_dict())
-            self._persisted = grant
-        if self.server_url is not None:
-            self._store_call("save", server_key(self.server_url), {"issuer": grant.issuer, "resource": grant.resource})
-        if grant.client.source == "dcr":
-            self._store_call("save", client_key(grant.issuer), grant.client.to_dict())
-
-    def _store_call(self, method: str, *args: Any) -> Any:
-        """A store method; a failing store is logged, never fatal (tokens stay in memory)."""
-        try:
-            return getattr(self.store, method)(*args)
-        except Exception as exc:
-            log.warning("Token store %s failed: %s", method, exc)
-            return None
 
 
-def _sent_token(request: requests.PreparedRequest) -> Optional[str]:
-    value = request.headers.get("Authorization") if request is not None else None
-    if isinstance(value, str) and value[:7].lower() == "bearer ":
-        return value[7:]
-    if isinstance(value, str) and value[:5].lower() == "dpop ":
-        return value[5:]
-    return None
+def _for(grant: Optional[Grant], discovery: Discovery) -> bool:
+    """Whether ``grant`` is from the discovered authorization server, for the discovered resource."""
+    return grant is not None and grant.issuer == discovery.server.issuer and grant.resource == discovery.resource
 
 
-def _discard(response: requests.Response) -> None:
-    """Read a small error body (so the connection can be reused) and close the response."""
-    try:
-        response.raw.read(_ERROR_BODY_LIMIT)
-    except Exception:  # the body is not needed; a broken one only costs the connection
-        pass
-    response.close()
-
-
-def _resend(response: requests.Response, headers: Mapping[str, str], kwargs: Mapping[str, Any]) -> requests.Response:
-    """Send ``response``'s request again with ``headers`` (Authorization, DPoP), as requests' digest auth does."""
-    _discard(response)
-    prepared = response.request.copy()
-    if "DPoP" not in headers:
-        prepared.headers.pop("DPoP", None)  # a proof never outlives the token it was made for
-    prepared.headers.update(headers)
-    adapter: Any = response.connection
-    fresh: requests.Response = adapter.send(prepared, **kwargs)
-    fresh.history.append(response)
-    fresh.request = prepared
-    return fresh
-
-
-def _abort_signal() -> Optional[threading.Event]:
-    """The abort event of the mcpsync HTTP exchange this thread is running, if any.
-
-    mcpsync's HTTP transports record the exchange a pool thread works for
-    (``transports._http_session.current_exchange``); its ``aborted`` Event is set when
-    the caller stops waiting (timeout, cancel) or the transport closes. Read
-    defensively: without it a login simply runs to its own timeout.
-    """
-    exchange = current_exchange()
-    event = getattr(exchange, "aborted", None)
-    return event if isinstance(event, threading.Event) else None
+def _untried(grant: Optional[Grant], sent: Optional[str]) -> Optional[Grant]:
+    """``grant`` (read from the store) when its token is not the refused one and not about to expire."""
+    if grant is None or grant.token.access_token == sent or grant.token.expiring(_tokens.clock()):
+        return None
+    return grant

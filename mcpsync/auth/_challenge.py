@@ -46,12 +46,17 @@ class Challenge:
             return cls()
         scope = params.get("scope")
         return cls(
-            error=params.get("error") or None,
+            error=_text(params, "error"),
             scopes=tuple(scope.split()) if scope is not None else None,
-            resource_metadata=params.get("resource_metadata") or None,
-            error_description=params.get("error_description") or None,
-            dpop_error=found.get("dpop", {}).get("error") or None,
+            resource_metadata=_text(params, "resource_metadata"),
+            error_description=_text(params, "error_description"),
+            dpop_error=_text(found.get("dpop", {}), "error"),
         )
+
+
+def _text(params: Dict[str, str], name: str) -> Optional[str]:
+    """A parameter's value; None when it is absent or empty."""
+    return params.get(name) or None
 
 
 def parse_challenges(value: str) -> List[Tuple[str, Dict[str, str]]]:
@@ -74,29 +79,44 @@ def parse_challenges(value: str) -> List[Tuple[str, Dict[str, str]]]:
             after_scheme = False
             i += 1
             continue
-        start = i
-        while i < n and value[i] in _TCHAR:
-            i += 1
+        start, i = i, _token_end(value, i)
         token = value[start:i]
         if not token:  # not a token: skip to the next separator
-            while i < n and value[i] not in _SPACE + ",":
-                i += 1
+            i = _separator(value, i)
             continue
         j = _skip_space(value, i)
-        if params is not None and j < n and value[j] == "=" and not _token68_padding(value, j):
+        if params is not None and _is_param(value, j):
             parsed, i = _param_value(value, _skip_space(value, j + 1))
             params.setdefault(token.lower(), parsed)
             after_scheme = False
             continue
         if params is not None and after_scheme:
-            while i < n and value[i] not in _SPACE + ",":  # token68 (with its '=' padding)
-                i += 1
+            i = _separator(value, i)  # token68 (with its '=' padding)
             after_scheme = False
             continue
         params = {}
         challenges.append((token.lower(), params))
         after_scheme = True
     return challenges
+
+
+def _token_end(value: str, i: int) -> int:
+    """The index just past the token starting at ``i`` (``i`` itself: no token there)."""
+    while i < len(value) and value[i] in _TCHAR:
+        i += 1
+    return i
+
+
+def _separator(value: str, i: int) -> int:
+    """The index of the next space or comma from ``i`` (the end: none)."""
+    while i < len(value) and value[i] not in _SPACE + ",":
+        i += 1
+    return i
+
+
+def _is_param(value: str, j: int) -> bool:
+    """Whether the token before ``j`` names a parameter: an ``=`` that is not token68 padding."""
+    return j < len(value) and value[j] == "=" and not _token68_padding(value, j)
 
 
 def _skip_space(value: str, i: int) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..exceptions import AuthError
@@ -135,12 +135,7 @@ def _from_resource_metadata(fetch: Fetcher, server_url: str, url: str, document:
     if not isinstance(resource, str) or not covers(resource, server_url):
         raise AuthError(f"The protected resource metadata at {url} is for {resource!r}, not for the MCP server "
                         f"{canonical_resource(server_url)!r}; refusing to authorize with it", error="resource_mismatch")
-    servers = document.get("authorization_servers")
-    if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
-        raise AuthError(f"The protected resource metadata at {url} lists no authorization server",
-                        error="discovery_failed")
-    chosen = next((s for s in servers if prefer is not None and s.rstrip("/") == prefer.rstrip("/")), servers[0])
-    issuer = check_url(chosen, "authorization server")
+    issuer = check_url(_chosen_server(document, url, prefer), "authorization server")
     server = discover_authorization_server(fetch, issuer)
     if server is None:
         raise AuthError(f"No authorization server metadata found for {issuer} (tried RFC 8414 and OpenID Connect "
@@ -148,6 +143,17 @@ def _from_resource_metadata(fetch: Fetcher, server_url: str, url: str, document:
     log.info("Authorization server for %s: %s", canonical_resource(server_url), issuer)
     return Discovery(resource=resource, resource_scopes=_strings(document.get("scopes_supported")), server=server,
                      metadata_url=url)
+
+
+def _chosen_server(document: Dict[str, Any], url: str, prefer: Optional[str]) -> str:
+    """The authorization server the metadata lists that matches ``prefer``, else its first."""
+    servers = document.get("authorization_servers")
+    if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
+        raise AuthError(f"The protected resource metadata at {url} lists no authorization server",
+                        error="discovery_failed")
+    listed: List[str] = servers
+    wanted = prefer.rstrip("/") if prefer is not None else None
+    return next((s for s in listed if s.rstrip("/") == wanted), listed[0])
 
 
 def discover_authorization_server(fetch: Fetcher, issuer: str,

@@ -318,22 +318,33 @@ def key_for(current: Optional[DPoPKey], offered: Optional[Sequence[str]], suppli
     """
     if offered is None:
         return current if current is not None else DPoPKey.generate()
-    if current is not None:
-        usable = [alg for alg in offered if alg in current.algorithms]
-        if current.algorithm in usable:
-            return current
-        if usable:
-            return current.with_algorithm(usable[0])
-        if supplied:
-            raise AuthError(f"The authorization server {issuer} accepts DPoP proofs signed with "
-                            f"{', '.join(offered) or 'nothing'}; the DPoP key given signs only "
-                            f"{', '.join(current.algorithms)}", error="unsupported_dpop_alg")
+    kept = _kept(current, offered, supplied, issuer) if current is not None else None
+    if kept is not None:
+        return kept
     choices = [alg for alg in PREFERENCE if alg in offered]
     if not choices:
         raise AuthError(f"The authorization server {issuer} signs DPoP proofs only with "
                         f"{', '.join(offered) or 'nothing'}; mcpsync signs with {', '.join(PREFERENCE)}",
                         error="unsupported_dpop_alg")
     return DPoPKey.generate(choices[0])
+
+
+def _kept(current: DPoPKey, offered: Sequence[str], supplied: bool, issuer: str) -> Optional[DPoPKey]:
+    """``current`` (with an algorithm the server lists) when it can sign one; None: make a new key.
+
+    Raises:
+        AuthError: (``unsupported_dpop_alg``) a ``supplied`` key that signs none of them.
+    """
+    usable = [alg for alg in offered if alg in current.algorithms]
+    if current.algorithm in usable:
+        return current
+    if usable:
+        return current.with_algorithm(usable[0])
+    if supplied:
+        raise AuthError(f"The authorization server {issuer} accepts DPoP proofs signed with "
+                        f"{', '.join(offered) or 'nothing'}; the DPoP key given signs only "
+                        f"{', '.join(current.algorithms)}", error="unsupported_dpop_alg")
+    return None
 
 
 class Nonces:

@@ -58,17 +58,29 @@ def exchange_for_id_jag(fetch: Fetcher, idp_token_endpoint: str, *, id_token: st
             "subject_token_type": ID_TOKEN_TYPE, "audience": audience, "resource": resource}
     if scope:
         form["scope"] = scope
-    headers: Dict[str, str] = {}
-    if client_id and client_secret:
-        pair = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
-    elif client_id:
-        form["client_id"] = client_id
+    headers = _client_authentication(form, client_id, client_secret)
     status, document = fetch.post_form(idp_token_endpoint, form, headers)
     secrets = [id_token, client_secret]
     what = f"The token exchange for an identity assertion (ID-JAG) at {idp_token_endpoint}"
     if status != 200 or not isinstance(document, dict):
         raise server_error(what, status, document, secrets, default="invalid_response")
+    return _id_jag(document, what)
+
+
+def _client_authentication(form: Dict[str, str], client_id: Optional[str],
+                           client_secret: Optional[str]) -> Dict[str, str]:
+    """The IdP client's authentication: HTTP Basic (the headers returned) with a secret, else its
+    ``client_id`` in ``form`` (or nothing without one)."""
+    if client_id and client_secret:
+        pair = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
+        return {"Authorization": "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")}
+    if client_id:
+        form["client_id"] = client_id
+    return {}
+
+
+def _id_jag(document: Dict[str, Any], what: str) -> str:
+    """The ID-JAG in a token exchange answer (``invalid_response`` when it holds another kind of token)."""
     assertion, issued = document.get("access_token"), document.get("issued_token_type")
     if not isinstance(assertion, str) or not assertion or (issued is not None and issued != ID_JAG_TYPE):
         raise AuthError(f"{what} answered without an ID-JAG (issued_token_type {str(issued)[:80]!r}); "

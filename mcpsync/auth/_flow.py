@@ -97,18 +97,22 @@ def person_for(login: Union[str, LoginHandler], *, open_browser: Optional[Callab
     """
     if callable(login):
         return _Delegate(login, redirect_uri or preferred or _free_loopback_uri())
-    mode = login
-    if mode == "auto":
-        mode = _auto_mode()
-        if mode == "paste" and not _can_ask():
-            raise AuthError("An interactive OAuth login is needed, but there is no browser and no terminal to "
-                            "ask in: log in once interactively with the same token store, or use "
-                            "mcpsync.ClientCredentials for a job without a person", error="no_person")
+    mode = _chosen_mode() if login == "auto" else login
     if mode == "browser":
         return _Loopback(open_browser or webbrowser.open, redirect_uri, preferred)
     if mode == "paste":
         return _Paste(redirect_uri or preferred or _free_loopback_uri())
     raise ValueError(f"login must be 'auto', 'browser', 'paste' or a callable, not {login!r}")
+
+
+def _chosen_mode() -> str:
+    """What ``login="auto"`` means here: a browser, or a pasted URL (raising when nobody can paste it)."""
+    mode = _auto_mode()
+    if mode == "paste" and not _can_ask():
+        raise AuthError("An interactive OAuth login is needed, but there is no browser and no terminal to "
+                        "ask in: log in once interactively with the same token store, or use "
+                        "mcpsync.ClientCredentials for a job without a person", error="no_person")
+    return mode
 
 
 def _auto_mode() -> str:
@@ -203,19 +207,9 @@ def _read_line(prompt: str, deadline: float, abort: Optional[threading.Event]) -
     stdin = sys.stdin
     if stdin is None:
         raise AuthError("No terminal to read the redirect URL from", error="no_person")
-    try:
-        waitable = os.name == "posix" and stdin.isatty() and "ipykernel" not in sys.modules
-        fileno = stdin.fileno() if waitable else -1
-    except (AttributeError, ValueError, OSError):
-        waitable = False
-    if not waitable:  # a notebook or a pipe: input() has no timeout
-        try:
-            if "ipykernel" in sys.modules:
-                return input(prompt)  # the notebook shows the prompt by its input box
-            _tell(prompt, end="")
-            return input()
-        except EOFError as exc:
-            raise AuthError("No redirect URL was pasted (end of input)", error="login_failed") from exc
+    fileno = _waitable_fileno(stdin)
+    if fileno < 0:  # a notebook or a pipe: input() has no timeout
+        return _input_line(prompt)
     _tell(prompt, end="")
     while True:
         remaining = _check_deadline(deadline, abort)
@@ -225,6 +219,27 @@ def _read_line(prompt: str, deadline: float, abort: Optional[threading.Event]) -
             if not line:
                 raise AuthError("No redirect URL was pasted (end of input)", error="login_failed")
             return line
+
+
+def _waitable_fileno(stdin: Any) -> int:
+    """The descriptor of a POSIX terminal ``stdin`` that select() can wait on; -1 for anything else."""
+    try:
+        if os.name == "posix" and stdin.isatty() and "ipykernel" not in sys.modules:
+            return int(stdin.fileno())
+    except (AttributeError, ValueError, OSError):
+        pass
+    return -1
+
+
+def _input_line(prompt: str) -> str:
+    """A line read by input(), which cannot time out (a notebook, a pipe)."""
+    try:
+        if "ipykernel" in sys.modules:
+            return input(prompt)  # the notebook shows the prompt by its input box
+        _tell(prompt, end="")
+        return input()
+    except EOFError as exc:
+        raise AuthError("No redirect URL was pasted (end of input)", error="login_failed") from exc
 
 
 class _CallbackServer(HTTPServer):

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Set, Tuple, TypeVar
 
 from ._dpop import DPoPKey
 from ._registration import ClientIdentity
 from ._tokens import Token
+
+_T = TypeVar("_T")
 
 __all__ = ["Grant", "held_scopes", "max_authorizations_from", "union"]
 
@@ -47,19 +49,26 @@ class Grant:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Optional["Grant"]:
-        stored_client, stored_token = data.get("client"), data.get("token")  # a damaged file may hold anything
-        client = ClientIdentity.from_dict(stored_client) if isinstance(stored_client, dict) else None
-        token = Token.from_dict(stored_token) if isinstance(stored_token, dict) else None
+        # A damaged file may hold anything: each part is read only from the type it must have.
+        client = _from_object(ClientIdentity.from_dict, data.get("client"))
+        token = _from_object(Token.from_dict, data.get("token"))
         issuer, resource, endpoint = data.get("issuer"), data.get("resource"), data.get("token_endpoint")
         if client is None or token is None or not all(isinstance(v, str) for v in (issuer, resource, endpoint)):
             return None
-        scopes = data.get("scopes")
-        jwk = data.get("dpop_key")
-        key = DPoPKey.from_jwk(jwk) if isinstance(jwk, dict) else None
+        key = _from_object(DPoPKey.from_jwk, data.get("dpop_key"))
         if token.token_type == "DPoP" and key is None:
             return None  # a DPoP token without its key cannot be used
-        return cls(str(issuer), str(resource), str(endpoint), client, token,
-                   tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else None, key)
+        return cls(str(issuer), str(resource), str(endpoint), client, token, _strings(data.get("scopes")), key)
+
+
+def _from_object(parse: Callable[[Dict[str, Any]], Optional[_T]], value: Any) -> Optional[_T]:
+    """``parse(value)`` when ``value`` is a JSON object, else None."""
+    return parse(value) if isinstance(value, dict) else None
+
+
+def _strings(value: Any) -> Optional[Tuple[str, ...]]:
+    """The strings of a JSON list (anything else in it dropped); None when ``value`` is not a list."""
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else None
 
 
 def held_scopes(grant: Grant) -> Set[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from ..exceptions import AuthError
@@ -18,7 +18,8 @@ from ._fetch import Fetcher
 from ._flow import LoginHandler, parse_redirect, person_for
 from ._pkce import challenge_s256, new_state, new_verifier
 from ._registration import ClientIdentity, choose_auth_method, register
-from ._tokens import FileTokenStore, TokenStore, client_key
+from ._grants import TokenEndpoint
+from ._tokens import FileTokenStore, Token, TokenStore, client_key
 from ._urls import check_url, with_query
 
 __all__ = ["OAuth"]
@@ -156,18 +157,8 @@ class OAuth(BearerAuth):
     def _obtain(self, fetch: Fetcher, discovery: Discovery, scopes: Optional[Tuple[str, ...]],
                 abort: Optional[threading.Event]) -> Grant:
         server = discovery.server
-        if server.authorization_endpoint is None:
-            raise AuthError(f"The authorization server {server.issuer} has no authorization_endpoint",
-                            error="discovery_failed")
-        methods = server.code_challenge_methods
-        if methods is None or "S256" not in methods:
-            listed = "does not list code_challenge_methods_supported" if methods is None \
-                else f"lists code_challenge_methods_supported {list(methods)} without S256"
-            raise AuthError(f"The authorization server {server.issuer} {listed}: PKCE (S256) cannot be verified, "
-                            "so mcpsync refuses to authorize with it", error="pkce_unsupported")
-        asked = list(scopes or ())
-        if asked and "offline_access" in (server.scopes_supported or ()) and "offline_access" not in asked:
-            asked.append("offline_access")  # ask for a refresh token where the server offers them
+        authorization_endpoint = _code_flow_endpoint(server)
+        asked = _asked_scopes(scopes, server)
         scope = " ".join(asked) or None
         registered = self._registered_client(server)
         preferred = registered.redirect_uris[0] if registered is not None and registered.redirect_uris else None
@@ -176,7 +167,7 @@ class OAuth(BearerAuth):
         with person_for(self._login, open_browser=self._open_browser, redirect_uri=self.redirect_uri,
                         preferred=preferred) as person:
             client = self._identify(fetch, server, person.redirect_uri, scope, registered)
-            url = with_query(check_url(server.authorization_endpoint, "authorization endpoint"), {
+            url = with_query(check_url(authorization_endpoint, "authorization endpoint"), {
                 "response_type": "code", "client_id": client.client_id, "redirect_uri": person.redirect_uri,
                 "scope": scope, "state": state, "code_challenge": challenge_s256(verifier),
                 "code_challenge_method": "S256", "resource": discovery.resource,
@@ -188,16 +179,22 @@ class OAuth(BearerAuth):
             redirect_uri = person.redirect_uri
         code = _code_from(parse_redirect(answer), state, server)
         endpoint = self._new_endpoint(server, client)
-        try:
-            token = endpoint.authorization_code(fetch, code=code, verifier=verifier, redirect_uri=redirect_uri,
-                                                resource=discovery.resource)
-        except AuthError as exc:
-            if exc.error == "invalid_client" and client.source == "dcr":
-                self._store_call("delete", client_key(server.issuer))  # register afresh next time
-            raise
+        token = self._redeem(fetch, endpoint, client, code=code, verifier=verifier, redirect_uri=redirect_uri,
+                             resource=discovery.resource)
         log.info("Logged in with %s (granted scopes: %s)", server.issuer, token.scope or scope or "unspecified")
         return self._bound(Grant(server.issuer, discovery.resource, server.token_endpoint, client, token,
                                  tuple(asked) or None), endpoint)
+
+    def _redeem(self, fetch: Fetcher, endpoint: TokenEndpoint, client: ClientIdentity, *, code: str, verifier: str,
+                redirect_uri: str, resource: str) -> Token:
+        """The token for an authorization code; a registered client the server no longer knows is forgotten."""
+        try:
+            return endpoint.authorization_code(fetch, code=code, verifier=verifier, redirect_uri=redirect_uri,
+                                               resource=resource)
+        except AuthError as exc:
+            if exc.error == "invalid_client" and client.source == "dcr":
+                self._store_call("delete", client_key(endpoint.issuer))  # register afresh next time
+            raise
 
     def _credential(self) -> Optional[Tuple[str, str]]:
         if self.client_id is None or not self.client_secret:
@@ -233,6 +230,28 @@ class OAuth(BearerAuth):
         if client.source == "cimd":
             return client if client.client_id == self.client_metadata_url else None
         return client if client.source == "dcr" else None
+
+
+def _code_flow_endpoint(server: AuthServer) -> str:
+    """``server``'s authorization endpoint, when it can run the code flow with PKCE (S256) we can verify."""
+    if server.authorization_endpoint is None:
+        raise AuthError(f"The authorization server {server.issuer} has no authorization_endpoint",
+                        error="discovery_failed")
+    methods = server.code_challenge_methods
+    if methods is None or "S256" not in methods:
+        listed = "does not list code_challenge_methods_supported" if methods is None \
+            else f"lists code_challenge_methods_supported {list(methods)} without S256"
+        raise AuthError(f"The authorization server {server.issuer} {listed}: PKCE (S256) cannot be verified, "
+                        "so mcpsync refuses to authorize with it", error="pkce_unsupported")
+    return server.authorization_endpoint
+
+
+def _asked_scopes(scopes: Optional[Tuple[str, ...]], server: AuthServer) -> List[str]:
+    """The scopes to ask for, with ``offline_access`` (a refresh token) where the server offers it."""
+    asked = list(scopes or ())
+    if asked and "offline_access" in (server.scopes_supported or ()) and "offline_access" not in asked:
+        asked.append("offline_access")
+    return asked
 
 
 def _code_from(params: dict[str, str], state: str, server: AuthServer) -> str:

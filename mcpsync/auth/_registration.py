@@ -126,10 +126,7 @@ def register(fetch: Fetcher, server: AuthServer, *, redirect_uris: Sequence[str]
         raise AuthError(f"The authorization server {server.issuer} supports neither client ID metadata documents "
                         "nor dynamic client registration: pass client_id= (and client_secret=) of a client "
                         "registered with it", error="registration_unsupported")
-    supported = server.auth_methods
-    method = "none"
-    if supported is not None and "none" not in supported:
-        method = next((m for m in SECRET_METHODS if m in supported), "none")
+    method = _registration_method(server.auth_methods)
     body: Dict[str, Any] = {
         "client_name": client_name, "redirect_uris": list(redirect_uris),
         "application_type": application_type(redirect_uris),
@@ -142,13 +139,25 @@ def register(fetch: Fetcher, server: AuthServer, *, redirect_uris: Sequence[str]
     if status not in (200, 201) or not isinstance(document, dict) or not isinstance(document.get("client_id"), str):
         raise server_error(f"Dynamic client registration with {server.issuer}", status, document,
                            default="registration_failed")
+    log.info("Registered a client with %s (dynamic client registration)", server.issuer)
+    return _registered(document, method, redirect_uris)
+
+
+def _registration_method(supported: Optional[Sequence[str]]) -> str:
+    """The client authentication to ask for: public (``none``) when allowed, else the first secret method offered."""
+    if supported is None or "none" in supported:
+        return "none"
+    return next((m for m in SECRET_METHODS if m in supported), "none")
+
+
+def _registered(document: Dict[str, Any], method: str, redirect_uris: Sequence[str]) -> ClientIdentity:
+    """The client a registration answer describes; what it leaves out is what we asked for."""
     secret = document.get("client_secret")
     secret = secret if isinstance(secret, str) and secret else None
     granted = document.get("token_endpoint_auth_method")
     if not isinstance(granted, str):
         granted = method if secret or method == "none" else "none"
     uris = document.get("redirect_uris")
-    log.info("Registered a client with %s (dynamic client registration)", server.issuer)
     return ClientIdentity(document["client_id"], secret, granted,
                           tuple(u for u in uris if isinstance(u, str)) if isinstance(uris, list)
                           else tuple(redirect_uris), "dcr")

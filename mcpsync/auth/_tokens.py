@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ContextManager, Dict, Iterator, Mapping, Optional, Union
+from typing import Any, ContextManager, Dict, Iterator, Mapping, Optional, Tuple, Union
 
 from .. import _fork
 from .._private import private_directory, trustworthy_directory
@@ -386,32 +386,12 @@ class FileTokenStore(TokenStore):
         Raises:
             AuthError: (``token_store``, only ``for_write``) the file exists but cannot be read.
         """
-        try:
-            with open(self.path, "rb") as f:
-                trustworthy_directory(self.path.parent, what="the token store's directory")  # none forged
-                self._tighten(f.fileno())
-                raw = f.read()
-        except FileNotFoundError:
+        raw = self._raw(for_write=for_write)
+        if raw is None:
             return {}
-        except UnsafeDirectory as exc:
-            if for_write:
-                raise AuthError(f"Cannot use the token file {self.path}: {exc}", error="token_store") from exc
-            log.warning("Ignoring the token file %s: %s", self.path, exc)
-            return {}
-        except OSError as exc:
-            if for_write:
-                raise AuthError(f"Cannot read the token file {self.path} ({exc.strerror or exc}); refusing to "
-                                "replace it: fix its permissions, or move it away", error="token_store") from exc
-            log.warning("Cannot read the token file %s: %s", self.path, exc.strerror or exc)
-            return {}
-        try:
-            data = json.loads(raw.decode("utf-8-sig"))  # a byte order mark (an editor's) is not damage
-        except (ValueError, RecursionError) as exc:
-            problem = f"it is not valid JSON ({type(exc).__name__})"
-        else:
-            if isinstance(data, dict):
-                return data
-            problem = f"it holds a JSON {type(data).__name__}, not an object"
+        data, problem = _json_object(raw)
+        if data is not None:
+            return data
         if not for_write:
             log.warning("Ignoring the token file %s: %s; it will be moved aside, not overwritten, at the next "
                         "save", self.path, problem)
@@ -420,6 +400,31 @@ class FileTokenStore(TokenStore):
         log.warning("The token file %s could not be used (%s); moved it to %s and starting a fresh one",
                     self.path, problem, aside)
         return {}
+
+    def _raw(self, *, for_write: bool) -> Optional[bytes]:
+        """The file's bytes; None when it is missing, or (not ``for_write``) cannot be read: logged.
+
+        Raises:
+            AuthError: (``token_store``, only ``for_write``) the file exists but cannot be read.
+        """
+        try:
+            with open(self.path, "rb") as f:
+                trustworthy_directory(self.path.parent, what="the token store's directory")  # none forged
+                self._tighten(f.fileno())
+                return f.read()
+        except FileNotFoundError:
+            return None
+        except UnsafeDirectory as exc:
+            if for_write:
+                raise AuthError(f"Cannot use the token file {self.path}: {exc}", error="token_store") from exc
+            log.warning("Ignoring the token file %s: %s", self.path, exc)
+            return None
+        except OSError as exc:
+            if for_write:
+                raise AuthError(f"Cannot read the token file {self.path} ({exc.strerror or exc}); refusing to "
+                                "replace it: fix its permissions, or move it away", error="token_store") from exc
+            log.warning("Cannot read the token file %s: %s", self.path, exc.strerror or exc)
+            return None
 
     def _move_aside(self) -> Path:
         """Rename the damaged file to a free ``<name>.corrupt-<UTC time>[-n]`` next to it, owner-only."""
@@ -521,3 +526,14 @@ class FileTokenStore(TokenStore):
                 self._lock_fd = -1
                 if fd >= 0:
                     os.close(fd)  # closing releases the lock
+
+
+def _json_object(raw: bytes) -> Tuple[Optional[Dict[str, Any]], str]:
+    """The JSON object in ``raw`` and "", or None and what is wrong with it."""
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))  # a byte order mark (an editor's) is not damage
+    except (ValueError, RecursionError) as exc:
+        return None, f"it is not valid JSON ({type(exc).__name__})"
+    if isinstance(data, dict):
+        return data, ""
+    return None, f"it holds a JSON {type(data).__name__}, not an object"

@@ -42,8 +42,9 @@ one writer, :mod:`mcpsync.cli._output`. ``--json`` output is exact JSON.
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
-from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from .. import config as mcpconfig
 from .._terminal import shown
@@ -73,11 +74,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     args.timeout_given = hasattr(args, "timeout")
-    for name, default in (("config", []), ("timeout", DEFAULT_TIMEOUT), ("json", False), ("debug", False),
-                          ("no_cache", False), ("trust_project", False), ("status", False),
-                          ("max_output", None)):
+    for name, default in _DEFAULTS:
         if not hasattr(args, name):
-            setattr(args, name, default)
+            setattr(args, name, copy.copy(default))  # a list of this run's own
     if args.command is None:
         out.write(parser.format_help(), err=True)
         return out.EXIT_USAGE
@@ -91,17 +90,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         out.error(str(exc))
         return out.EXIT_USAGE
     except Exception as exc:
-        if args.debug:
-            import traceback
-
-            # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
-            out.traceback_text("".join(traceback.format_exc()))
-        out.error(out.first_line(exc) + out.timeout_advice(exc, args.timeout))
-        if not args.debug:  # the traceback above already quoted them
-            out.server_stderr(exc)
-        return out.exit_code(exc)
+        return _failed(exc, args)
     finally:
         restore_logging()
+
+
+# The options a subcommand may not have parsed (they are given before or after it), with their defaults.
+_DEFAULTS: Tuple[Tuple[str, Any], ...] = (("config", []), ("timeout", DEFAULT_TIMEOUT), ("json", False), ("debug", False), ("no_cache", False),
+             ("trust_project", False), ("status", False), ("max_output", None))
+
+
+def _failed(exc: Exception, args: argparse.Namespace) -> int:
+    """Say why the command failed (with the traceback under --debug); its exit code."""
+    if args.debug:
+        import traceback
+
+        # A chained foreign exception (urllib3's, say) may quote a URL's query or a header value.
+        out.traceback_text("".join(traceback.format_exc()))
+    out.error(out.first_line(exc) + out.timeout_advice(exc, args.timeout))
+    if not args.debug:  # the traceback above already quoted them
+        out.server_stderr(exc)
+    return out.exit_code(exc)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -174,17 +183,9 @@ def _version_text() -> str:
 def _run(args: argparse.Namespace, target: List[str]) -> int:
     from ..manager import Manager
 
-    if args.command == "replay":
-        if target:
-            raise out.UsageError("'replay' takes no server command")
-        from .._cassettes._serve import serve
-
-        return serve(args.cassette, args.connection)
-    if args.command == "trust":
-        if target:
-            raise out.UsageError("'trust' takes no server command")
-        return _trust(args)
-
+    serverless = _serverless(args, target)
+    if serverless is not None:
+        return serverless
     words = _positionals(args, target)
     starts = args.command != "servers" or args.status
     config, wanted = _load_config(args, target, words, starts)
@@ -193,25 +194,50 @@ def _run(args: argparse.Namespace, target: List[str]) -> int:
                       timeout=args.timeout, reconnect=False)
     try:
         if starts:
-            try:
-                manager.connect_all(startup_timeout=args.timeout)
-            except ServerNotConnected:  # a "required" server failed: 'servers' still shows them all
-                if args.command != "servers":
-                    raise
-            manager.wait(min(args.timeout, 2.0))  # an attempt ending with the window reports its own error
-        if args.command in skills_cli.SKILL_COMMANDS:
-            return skills_cli.run_skills(manager, wanted, args)
-        if args.command == "servers":
-            return _servers(manager, config, args)
-        if args.command == "call":
-            return calls.run_call(manager, words if words.qualified else words._replace(server=wanted), config, args)
-        if args.command == "read":
-            return calls.run_read(manager, words._replace(server=wanted), args)
-        if args.command == "prompt":
-            return calls.run_prompt(manager, words._replace(server=wanted), args)
-        return _listing(manager, wanted, args)
+            _start(manager, args)
+        return _command(manager, config, wanted, words, args)
     finally:
         manager.close()
+
+
+def _serverless(args: argparse.Namespace, target: List[str]) -> Optional[int]:
+    """Run 'replay' or 'trust', the commands that start no configured server (None: another command)."""
+    if args.command not in ("replay", "trust"):
+        return None
+    if target:
+        raise out.UsageError(f"'{args.command}' takes no server command")
+    if args.command == "trust":
+        return _trust(args)
+    from .._cassettes._serve import serve
+
+    return serve(args.cassette, args.connection)
+
+
+def _start(manager: Any, args: argparse.Namespace) -> None:
+    """Start the servers, giving them until the timeout."""
+    try:
+        manager.connect_all(startup_timeout=args.timeout)
+    except ServerNotConnected:  # a "required" server failed: 'servers' still shows them all
+        if args.command != "servers":
+            raise
+    manager.wait(min(args.timeout, 2.0))  # an attempt ending with the window reports its own error
+
+
+def _command(manager: Any, config: "mcpconfig.Config", wanted: Optional[str], words: calls.Words,
+             args: argparse.Namespace) -> int:
+    """Run the command that talks to the started servers."""
+    command = args.command
+    if command in skills_cli.SKILL_COMMANDS:
+        return skills_cli.run_skills(manager, wanted, args)
+    if command == "servers":
+        return _servers(manager, config, args)
+    if command == "call":
+        return calls.run_call(manager, words if words.qualified else words._replace(server=wanted), config, args)
+    if command == "read":
+        return calls.run_read(manager, words._replace(server=wanted), args)
+    if command == "prompt":
+        return calls.run_prompt(manager, words._replace(server=wanted), args)
+    return _listing(manager, wanted, args)
 
 
 def _positionals(args: argparse.Namespace, target: List[str]) -> calls.Words:
@@ -243,6 +269,20 @@ def _load_config(args: argparse.Namespace, target: List[str], words: calls.Words
     terminal about the others.
     """
     server = words.server
+    direct = _direct_config(target, server)
+    if direct is not None:
+        return direct
+    config = _configured(args, starts)
+    if words.qualified and words.name is not None:
+        return _only(config, calls.servers_for(words.name, config)), None
+    if server is None:
+        return config, None
+    _check_startable(config, server)
+    return _only(config, [server]), server
+
+
+def _direct_config(target: List[str], server: Optional[str]) -> Optional[Tuple["mcpconfig.Config", str]]:
+    """The one server given on the command line (``-- COMMAND...`` or a URL) and its name; None: not given."""
     if target:
         from ..transports.stdio import default_name
 
@@ -254,6 +294,11 @@ def _load_config(args: argparse.Namespace, target: List[str], words: calls.Words
 
         name = urlsplit(server).hostname or "server"
         return mcpconfig.from_mapping({name: {"url": server}}), name
+    return None
+
+
+def _configured(args: argparse.Namespace, starts: bool) -> "mcpconfig.Config":
+    """The --config files, else the discovered ones; a ConfigError when they hold no server."""
     if args.config:
         config = mcpconfig.Config()
         for path in args.config:
@@ -262,19 +307,18 @@ def _load_config(args: argparse.Namespace, target: List[str], words: calls.Words
         config = mcpconfig.discover(trust_project=True if args.trust_project else "ask" if starts else False)
     if not config.names:
         raise ConfigError(_nothing_found(args, config))
-    if words.qualified and words.name is not None:
-        return _only(config, calls.servers_for(words.name, config)), None
-    if server is None:
-        return config, None
+    return config
+
+
+def _check_startable(config: "mcpconfig.Config", server: str) -> None:
+    """Raise when the named server is unknown, failed to parse, is disabled or is not trusted."""
     if server not in config:
         raise UnknownServerError(server, config.names)
-    if server in config.servers:
-        if not config.servers[server].enabled:
-            raise ConfigError(f'server "{server}" is disabled in {config.servers[server].source}', server=server)
-        config.servers[server].transport_config()  # an untrusted project entry: ConfigError, saying what to do
-    else:
+    if server not in config.servers:
         raise config.errors[server]
-    return _only(config, [server]), server
+    if not config.servers[server].enabled:
+        raise ConfigError(f'server "{server}" is disabled in {config.servers[server].source}', server=server)
+    config.servers[server].transport_config()  # an untrusted project entry: ConfigError, saying what to do
 
 
 def _only(config: "mcpconfig.Config", names: List[str]) -> "mcpconfig.Config":
@@ -308,36 +352,46 @@ def _servers(manager: Any, config: "mcpconfig.Config", args: argparse.Namespace)
     if args.json:
         out.print_json(rows)
     else:
-        table = [(r["name"], r["state"], r["transport"], str(r["tools"]) if r["state"] == "connected" else "-",
-                  out.first_line(r["last_error"]) if r["last_error"] else r["source"]) for r in rows]
-        out.print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), table)
+        out.print_table(("SERVER", "STATE", "TYPE", "TOOLS", "SOURCE / ERROR"), [_status_row(r) for r in rows])
+    return _failure_code(manager, rows, args)
+
+
+def _status_row(row: Dict[str, Any]) -> Tuple[str, ...]:
+    tools = str(row["tools"]) if row["state"] == "connected" else "-"
+    return (row["name"], row["state"], row["transport"], tools,
+            out.first_line(row["last_error"]) if row["last_error"] else row["source"])
+
+
+def _failure_code(manager: Any, rows: List[Dict[str, Any]], args: argparse.Namespace) -> int:
+    """The exit code of the first failed server (0: none failed); every failed server's stderr shown
+    (not under --json)."""
     code = out.EXIT_OK
     for row in rows:
-        if row["state"] == "failed":
-            try:
-                manager.client(row["name"], timeout=0)
-            except MCPSyncError as exc:
-                if not args.json:
-                    out.server_stderr(exc, row["name"])
-                if code == out.EXIT_OK:
-                    code = out.exit_code(exc.__cause__ if exc.__cause__ is not None else exc)
-            else:
-                code = out.EXIT_CONNECT if code == out.EXIT_OK else code
+        if row["state"] != "failed":
+            continue
+        error = _connect_error(manager, row["name"])
+        if error is not None and not args.json:
+            out.server_stderr(error, row["name"])
+        if code == out.EXIT_OK:
+            cause = error.__cause__ if error is not None and error.__cause__ is not None else error
+            code = out.EXIT_CONNECT if cause is None else out.exit_code(cause)
     return code
+
+
+def _connect_error(manager: Any, name: str) -> Optional[MCPSyncError]:
+    """Why a failed server cannot be had now (None: it can after all)."""
+    try:
+        manager.client(name, timeout=0)
+    except MCPSyncError as exc:
+        return exc
+    return None
 
 
 def _trust(args: argparse.Namespace) -> int:
     """List the trust record (does each file still have the content that was trusted?), or forget entries."""
-    import os
-
     revoke = getattr(args, "revoke", None)
     if revoke is not None:
-        cwd = os.getcwd()
-        files = revoke or [str(source.path) for source in mcpconfig.discovery_sources(cwd)
-                           if source.level == "project" and source.format != "claude-local"]
-        forgotten = sum(mcpconfig.revoke_trust(path) for path in files)
-        out.line(f"forgot {forgotten} trusted project file{'' if forgotten == 1 else 's'}")
-        return out.EXIT_OK
+        return _revoke(revoke)
     from ..config import _trust as trust_record
 
     rows = [{"path": path, "state": trust_record.record_state(key), "sha256": key.sha256, "project": key.project}
@@ -349,45 +403,70 @@ def _trust(args: argparse.Namespace) -> int:
     return out.EXIT_OK
 
 
+def _revoke(files: List[str]) -> int:
+    """Forget the trust in ``files`` (none named: this directory's project files)."""
+    import os
+
+    files = files or [str(source.path) for source in mcpconfig.discovery_sources(os.getcwd())
+                      if source.level == "project" and source.format != "claude-local"]
+    forgotten = sum(mcpconfig.revoke_trust(path) for path in files)
+    out.line(f"forgot {forgotten} trusted project file{'' if forgotten == 1 else 's'}")
+    return out.EXIT_OK
+
+
 def _listing(manager: Any, wanted: Optional[str], args: argparse.Namespace) -> int:
-    if wanted is not None:
-        names = [wanted]
-    else:  # untrusted project servers were named in discovery's warning; they are not started
-        names = [name for name, status in manager.status().items() if status.state != "untrusted"]
-        if not names:
-            raise ConfigError("no trusted MCP servers to start: the project's config files are not trusted "
-                              "(run on a terminal to be asked, or pass --trust-project)")
+    names = [wanted] if wanted is not None else _trusted_names(manager)
     rows: List[Dict[str, Any]] = []
-    reached = 0
     failures: List[BaseException] = []
     for name in names:
         try:
             client = manager.client(name, timeout=0)
         except MCPSyncError as exc:
-            failures.append(exc)
             if wanted is not None:
                 raise
+            failures.append(exc)
             out.warn(out.first_line(exc) + out.timeout_advice(exc, args.timeout))
             out.server_stderr(exc, name)
             continue
-        reached += 1
         rows.extend(_items(manager, client, name, args.command, args.timeout))
     if args.json:
         out.print_json(rows)
-    elif args.command == "tools":
-        out.print_table(("SERVER", "TOOL", "QUALIFIED NAME", "DESCRIPTION"),  # 'mcpsync call' takes either
-                        [(r["server"], r["name"], r["qualified_name"], out.first_line(r.get("description") or ""))
-                         for r in rows])
-    elif args.command == "resources":
-        out.print_table(("SERVER", "URI", "NAME", "MIME TYPE"),
-                     [(r["server"], r.get("uri", ""), r.get("name", ""), r.get("mimeType") or "") for r in rows])
     else:
-        out.print_table(("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"),
-                     [(r["server"], r.get("name", ""), ", ".join(a.get("name", "") for a in r.get("arguments") or []),
-                       out.first_line(r.get("description") or "")) for r in rows])
-    if names and not reached and failures:
+        headers, row = _LISTINGS[args.command]
+        out.print_table(headers, [row(r) for r in rows])
+    if failures and len(failures) == len(names):  # not one server reached
         return out.exit_code(failures[0])
     return out.EXIT_OK
+
+
+def _trusted_names(manager: Any) -> List[str]:
+    """The servers to list: every one but the untrusted project servers (named in discovery's warning)."""
+    names = [name for name, status in manager.status().items() if status.state != "untrusted"]
+    if not names:
+        raise ConfigError("no trusted MCP servers to start: the project's config files are not trusted "
+                          "(run on a terminal to be asked, or pass --trust-project)")
+    return names
+
+
+def _tool_row(row: Dict[str, Any]) -> Tuple[str, ...]:
+    return row["server"], row["name"], row["qualified_name"], out.first_line(row.get("description") or "")
+
+
+def _resource_row(row: Dict[str, Any]) -> Tuple[str, ...]:
+    return row["server"], row.get("uri", ""), row.get("name", ""), row.get("mimeType") or ""
+
+
+def _prompt_row(row: Dict[str, Any]) -> Tuple[str, ...]:
+    arguments = ", ".join(a.get("name", "") for a in row.get("arguments") or [])
+    return row["server"], row.get("name", ""), arguments, out.first_line(row.get("description") or "")
+
+
+# Each listing command's table: its headers and one row's cells.
+_LISTINGS: Dict[str, Tuple[Tuple[str, ...], Callable[[Dict[str, Any]], Tuple[str, ...]]]] = {
+    "tools": (("SERVER", "TOOL", "QUALIFIED NAME", "DESCRIPTION"), _tool_row),  # 'mcpsync call' takes either
+    "resources": (("SERVER", "URI", "NAME", "MIME TYPE"), _resource_row),
+    "prompts": (("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"), _prompt_row),
+}
 
 
 def _items(manager: Any, client: Any, server: str, command: str, timeout: float) -> List[Dict[str, Any]]:

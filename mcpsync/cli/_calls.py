@@ -75,32 +75,52 @@ def positionals(command: str, words: List[str], target: List[str]) -> Words:
     """
     words = list(words)
     if not words:
-        what = {"call": "TOOL", "read": "URI", "prompt": "NAME"}[command]
-        full = {"call": CALL_USAGE, "read": READ_USAGE, "prompt": PROMPT_USAGE}[command]
-        if target:
-            raise out.UsageError(f"{command}: the {what} goes before '--': mcpsync {command} {what} "
-                                 f"{'[ARGUMENTS] ' if command != 'read' else ''}-- COMMAND... (everything after "
-                                 f"'--' is the server's command line)")
-        raise out.UsageError(f"{command}: {what} is missing; usage: {full}")
+        raise _no_words(command, target)
     if command == "read":
-        if target:
-            if len(words) != 1:
-                raise out.UsageError("read takes one URI before '-- COMMAND...'")
-            return Words(None, words[0], None)
-        if len(words) > 2:
-            raise out.UsageError(f"usage: {READ_USAGE}")
-        return Words(words[0] if len(words) == 2 else None, words[-1], None)
-    usage = CALL_USAGE.splitlines()[0] if command == "call" else PROMPT_USAGE
+        return _read_words(words, target)
     if target:
-        if len(words) > 2:
-            raise out.UsageError(f"with '-- COMMAND...', {command} takes {'TOOL' if command == 'call' else 'NAME'} "
-                                 "[ARGUMENTS] only")
-        return Words(None, words[0], arguments(words[1] if len(words) > 1 else None, command))
+        return _words_before_command(command, words)
+    return _named_words(command, words)
+
+
+def _no_words(command: str, target: List[str]) -> out.UsageError:
+    """The usage error for a command given no words (the usual cause: them put after ``--``)."""
+    what = {"call": "TOOL", "read": "URI", "prompt": "NAME"}[command]
+    if target:
+        return out.UsageError(f"{command}: the {what} goes before '--': mcpsync {command} {what} "
+                              f"{'[ARGUMENTS] ' if command != 'read' else ''}-- COMMAND... (everything after "
+                              f"'--' is the server's command line)")
+    full = {"call": CALL_USAGE, "read": READ_USAGE, "prompt": PROMPT_USAGE}[command]
+    return out.UsageError(f"{command}: {what} is missing; usage: {full}")
+
+
+def _read_words(words: List[str], target: List[str]) -> Words:
+    """``read [SERVER] URI``, or ``read URI -- COMMAND...``."""
+    if target:
+        if len(words) != 1:
+            raise out.UsageError("read takes one URI before '-- COMMAND...'")
+        return Words(None, words[0], None)
+    if len(words) > 2:
+        raise out.UsageError(f"usage: {READ_USAGE}")
+    return Words(words[0] if len(words) == 2 else None, words[-1], None)
+
+
+def _words_before_command(command: str, words: List[str]) -> Words:
+    """``call TOOL [ARGUMENTS] -- COMMAND...`` (or ``prompt NAME ...``): the server is the command."""
+    if len(words) > 2:
+        raise out.UsageError(f"with '-- COMMAND...', {command} takes {'TOOL' if command == 'call' else 'NAME'} "
+                             "[ARGUMENTS] only")
+    return Words(None, words[0], arguments(words[1] if len(words) > 1 else None, command))
+
+
+def _named_words(command: str, words: List[str]) -> Words:
+    """``call [SERVER] TOOL [ARGUMENTS]`` (or ``prompt``): a second word that looks like JSON is the arguments."""
     if len(words) == 3:
         return Words(words[0], words[1], arguments(words[2], command))
     if len(words) == 2 and not _looks_like_arguments(words[1]):
         return Words(words[0], words[1], arguments(None, command))
     if len(words) > 3:
+        usage = CALL_USAGE.splitlines()[0] if command == "call" else PROMPT_USAGE
         raise out.UsageError(f"too many words; usage: {usage}")
     # one name, maybe with arguments: a qualified tool name, or a prompt to find
     return Words(None, words[0], arguments(words[1] if len(words) > 1 else None, command), command == "call")
@@ -152,23 +172,40 @@ def run_call(manager: Any, words: Words, config: "mcpconfig.Config", args: argpa
     on_progress = progress.show if progress is not None else None
     try:
         if words.qualified:
-            assert words.name is not None
-            entry = _find_tool(manager, words.name)
-            server_config = config.servers.get(entry.server)
-            timeout = args.timeout if args.timeout_given else tool_timeout(server_config, args.timeout)
-            result = manager.call_tool(entry.qualified_name, words.arguments, timeout=timeout,
-                                       on_progress=on_progress, max_output=args.max_output)
+            result = _call_qualified(manager, words, config, args, on_progress)
         else:
-            assert words.server is not None and words.name is not None
-            server_config = config.servers.get(words.server)
-            check_tool(server_config, words.name)
-            timeout = args.timeout if args.timeout_given else tool_timeout(server_config, args.timeout)
-            client = manager.client(words.server, timeout=args.timeout)
-            result = client.call_tool(words.name, words.arguments, timeout=timeout, on_progress=on_progress,
-                                      max_output=output_limit(server_config, args.max_output))
+            result = _call_on_server(manager, words, config, args, on_progress)
     finally:
         if progress is not None:
             progress.clear()
+    return _show_result(result, args)
+
+
+def _call_qualified(manager: Any, words: Words, config: "mcpconfig.Config", args: argparse.Namespace,
+                    on_progress: Any) -> Any:
+    """Call a tool by its qualified name, through the manager."""
+    assert words.name is not None
+    entry = _find_tool(manager, words.name)
+    server_config = config.servers.get(entry.server)
+    timeout = args.timeout if args.timeout_given else tool_timeout(server_config, args.timeout)
+    return manager.call_tool(entry.qualified_name, words.arguments, timeout=timeout, on_progress=on_progress,
+                             max_output=args.max_output)
+
+
+def _call_on_server(manager: Any, words: Words, config: "mcpconfig.Config", args: argparse.Namespace,
+                    on_progress: Any) -> Any:
+    """Call SERVER's TOOL on the server's client (the config's tool filters checked first)."""
+    assert words.server is not None and words.name is not None
+    server_config = config.servers.get(words.server)
+    check_tool(server_config, words.name)
+    timeout = args.timeout if args.timeout_given else tool_timeout(server_config, args.timeout)
+    client = manager.client(words.server, timeout=args.timeout)
+    return client.call_tool(words.name, words.arguments, timeout=timeout, on_progress=on_progress,
+                            max_output=output_limit(server_config, args.max_output))
+
+
+def _show_result(result: Any, args: argparse.Namespace) -> int:
+    """Print a tool result (and where a spilled one is); 1 when the tool reported an error."""
     spilled = getattr(result, "spill_path", None)
     if args.json:
         out.print_json({**result.to_dict(), **({"spill_path": spilled} if spilled else {})})
@@ -224,49 +261,46 @@ def run_read(manager: Any, words: Words, args: argparse.Namespace) -> int:
     if words.server is not None:
         result = manager.client(words.server, timeout=args.timeout).read_resource(uri, timeout=args.timeout)
     else:
-        offering = _servers_offering(manager, "resources", _started(manager), args.timeout)
-        if not offering:
-            raise CapabilityError("no connected server offers resources")
-        listed = [(n, c) for n, c in offering if any(r.uri == uri for r in _quiet_list(c, "resources", args))]
-        result = None
-        last: BaseException = ResourceNotFound(ResourceNotFound.CODE, "not found")
-        for _name, client in listed or offering:
-            try:
-                result = client.read_resource(uri, timeout=args.timeout)
-                break
-            except (ResourceNotFound, MCPError) as exc:
-                if listed:
-                    raise
-                last = exc
-        if result is None:
-            raise ResourceNotFound(ResourceNotFound.CODE, f"no server has resource {uri!r} (asked "
-                                           f"{', '.join(n for n, _ in offering)}): {out.first_line(last)}")
+        result = _read_anywhere(manager, uri, args)
     if args.json:
         out.print_json(result.to_dict())
         return out.EXIT_OK
     for item in result.to_dict().get("contents") or []:
-        if "text" in item:
-            out.line(str(item["text"]))
-        else:
-            size = len(base64.b64decode(item.get("blob") or "", validate=False))
-            out.line(f"[{shown(item.get('mimeType') or 'binary')} blob, {size:,} bytes: use --json for its "
-                     "base64]")
+        out.line(_content_text(item))
     return out.EXIT_OK
+
+
+def _content_text(item: Dict[str, Any]) -> str:
+    """A resource content's text; for a blob, what it is and its size."""
+    if "text" in item:
+        return str(item["text"])
+    size = len(base64.b64decode(item.get("blob") or "", validate=False))
+    return f"[{shown(item.get('mimeType') or 'binary')} blob, {size:,} bytes: use --json for its base64]"
+
+
+def _read_anywhere(manager: Any, uri: str, args: argparse.Namespace) -> Any:
+    """Read ``uri`` from the server whose listing has it; when none lists it, from the first that reads it."""
+    offering = _servers_offering(manager, "resources", _started(manager), args.timeout)
+    if not offering:
+        raise CapabilityError("no connected server offers resources")
+    listed = [(n, c) for n, c in offering if any(r.uri == uri for r in _quiet_list(c, "resources", args))]
+    if listed:
+        return listed[0][1].read_resource(uri, timeout=args.timeout)
+    last: BaseException = ResourceNotFound(ResourceNotFound.CODE, "not found")
+    for _name, client in offering:
+        try:
+            return client.read_resource(uri, timeout=args.timeout)
+        except (ResourceNotFound, MCPError) as exc:
+            last = exc
+    raise ResourceNotFound(ResourceNotFound.CODE, f"no server has resource {uri!r} (asked "
+                                                  f"{', '.join(n for n, _ in offering)}): {out.first_line(last)}")
 
 
 def run_prompt(manager: Any, words: Words, args: argparse.Namespace) -> int:
     """Render one prompt; without a server, the one whose listing has the name (an error if several do)."""
     name = words.name
     assert name is not None
-    server = words.server
-    if server is None:
-        offering = _servers_offering(manager, "prompts", _started(manager), args.timeout)
-        having = [n for n, c in offering if any(p.name == name for p in _quiet_list(c, "prompts", args))]
-        if not having:
-            raise ConfigError(f"no connected server lists a prompt named {name!r} (see 'mcpsync prompts')")
-        if len(having) > 1:
-            raise ConfigError(f"prompt {name!r} is offered by {', '.join(having)}: give the SERVER too")
-        server = having[0]
+    server = words.server if words.server is not None else _prompt_server(manager, name, args)
     result = manager.client(server, timeout=args.timeout).get_prompt(name, words.arguments, timeout=args.timeout)
     if args.json:
         out.print_json(result.to_dict())
@@ -275,11 +309,27 @@ def run_prompt(manager: Any, words: Words, args: argparse.Namespace) -> int:
     if data.get("description"):
         out.line(f"# {data['description']}")
     for message in data.get("messages") or []:
-        content = message.get("content") or {}
-        is_text = isinstance(content, dict) and "text" in content
-        text = str(content.get("text")) if is_text else out.json_text(content, None)
-        out.line(f"{shown(message.get('role', '?'))}: {text}")
+        out.line(_message_text(message))
     return out.EXIT_OK
+
+
+def _prompt_server(manager: Any, name: str, args: argparse.Namespace) -> str:
+    """The one connected server whose listing has the prompt ``name``."""
+    offering = _servers_offering(manager, "prompts", _started(manager), args.timeout)
+    having = [n for n, c in offering if any(p.name == name for p in _quiet_list(c, "prompts", args))]
+    if not having:
+        raise ConfigError(f"no connected server lists a prompt named {name!r} (see 'mcpsync prompts')")
+    if len(having) > 1:
+        raise ConfigError(f"prompt {name!r} is offered by {', '.join(having)}: give the SERVER too")
+    return str(having[0])
+
+
+def _message_text(message: Dict[str, Any]) -> str:
+    """One prompt message as ``role: text`` (content that is not text shown as JSON)."""
+    content = message.get("content") or {}
+    is_text = isinstance(content, dict) and "text" in content
+    text = str(content.get("text")) if is_text else out.json_text(content, None)
+    return f"{shown(message.get('role', '?'))}: {text}"
 
 
 def _started(manager: Any) -> List[str]:

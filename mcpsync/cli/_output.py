@@ -18,11 +18,10 @@ writing to stdout and stderr.
 from __future__ import annotations
 
 import json
-import logging
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from .. import config as mcpconfig
+from .. import _log, config as mcpconfig
 from .._terminal import shown, shown_json
 from ..exceptions import (
     CapabilityError, ConfigError, MCPError, ProtocolError, RequestTimeout, TransportClosed, TransportError,
@@ -104,26 +103,30 @@ def line(*parts: str, err: bool = False) -> None:
 
 
 def print_result(result: Any) -> None:
-    from ..types import EmbeddedResource, ImageContent, ResourceLink, TextContent
-
     printed = False
     for block in result.content:
         printed = True
-        if isinstance(block, TextContent):
-            line(block.text)
-        elif isinstance(block, ImageContent):
-            line(f"[{shown(block.mime_type)} image, {len(block.data or '') * 3 // 4} bytes]")
-        elif isinstance(block, ResourceLink):
-            line(f"[resource link {shown(block.to_dict().get('uri'))}]")
-        elif isinstance(block, EmbeddedResource):
-            resource = block.to_dict().get("resource") or {}
-            line(str(resource.get("text")) if "text" in resource else f"[resource {shown(resource.get('uri'))}]")
-        else:
-            line(json_text(block.to_dict(), indent=None))
+        line(_block_text(block))
     if result.structured_content is not None and not result.text:
         line(json_text(result.structured_content))
     elif not printed:
         line("(no content)")
+
+
+def _block_text(block: Any) -> str:
+    """One content block as text: text as it is, anything else as what it is."""
+    from ..types import EmbeddedResource, ImageContent, ResourceLink, TextContent
+
+    if isinstance(block, TextContent):
+        return str(block.text)
+    if isinstance(block, ImageContent):
+        return f"[{shown(block.mime_type)} image, {len(block.data or '') * 3 // 4} bytes]"
+    if isinstance(block, ResourceLink):
+        return f"[resource link {shown(block.to_dict().get('uri'))}]"
+    if isinstance(block, EmbeddedResource):
+        resource = block.to_dict().get("resource") or {}
+        return str(resource.get("text")) if "text" in resource else f"[resource {shown(resource.get('uri'))}]"
+    return json_text(block.to_dict(), indent=None)
 
 
 class Progress:
@@ -243,31 +246,35 @@ class Secrets:
 
     def learn(self, config: "mcpconfig.Config", environ: Optional[Dict[str, str]] = None) -> None:
         import os
-        import re
-        from urllib.parse import urlsplit
 
         source = os.environ if environ is None else environ
         found = set(self.values)
         for server in config.servers.values():
-            if not server.trusted:
-                continue  # nothing was expanded
-            found.update(server.headers.values())
-            found.update(server.env.values())
-            found.update(arg for arg, written in zip(server.args, server.written_args()) if arg != written)
-            parts = urlsplit(server.url or "")
-            found.update(value for value in (parts.query, parts.password, parts.fragment) if value)
-            fields = {key: value for key, value in server.raw.items() if key not in ("command", "cwd")}  # paths
-            named = re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields))
-            named += _codex_variables(server.raw)  # Codex names variables without ${...}
-            for name in named:
-                if source.get(name):
-                    found.add(source[name])
+            if server.trusted:  # an untrusted entry: nothing was expanded
+                found.update(_expanded_values(server, source))
         self.values = sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
 
     def scrub(self, text: str) -> str:
         for value in self.values:
             text = text.replace(value, "***")
         return text
+
+
+def _expanded_values(server: Any, source: Mapping[str, str]) -> List[str]:
+    """What one trusted entry's expansion may have put in its fields: header and env values, the
+    arguments that differ from what was written, the URL's query, password and fragment, and the
+    value of every variable the entry names."""
+    import re
+    from urllib.parse import urlsplit
+
+    found = list(server.headers.values()) + list(server.env.values())
+    found += [arg for arg, written in zip(server.args, server.written_args()) if arg != written]
+    parts = urlsplit(server.url or "")
+    found += [value for value in (parts.query, parts.password, parts.fragment) if value]
+    fields = {key: value for key, value in server.raw.items() if key not in ("command", "cwd")}  # paths
+    named = re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(fields))
+    named += _codex_variables(server.raw)  # Codex names variables without ${...}
+    return found + [source[name] for name in named if source.get(name)]
 
 
 def _codex_variables(raw: Dict[str, Any]) -> List[str]:
@@ -294,39 +301,60 @@ def exit_code(exc: BaseException) -> int:
     return EXIT_ERROR
 
 
-class OneLine(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return f"mcpsync: warning: {SECRETS.scrub(first_line(record.getMessage()))}"
-
-
-class Scrubbed(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return SECRETS.scrub(super().format(record))
-
-
-class _Handler(logging.Handler):
-    """Log lines to stderr through :func:`write` (a server's relayed stderr lines among them)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            line(self.format(record), err=True)
-        except Exception:
-            self.handleError(record)
-
-
 def configure_logging(debug: bool) -> Callable[[], None]:
     """Send mcpsync's log lines to stderr for this command; returns what undoes it.
 
     ``main`` undoes it on the way out, so a program (or a test) that calls ``main()``
-    in-process is not left with a handler on a stream that may be closed later.
+    in-process is not left with a handler on a stream that may be closed later. Without
+    ``--debug`` it waits for the first config or cache warning (:func:`mcpsync._log.configure_when_needed`):
+    a command that has none never loads :mod:`logging`.
     """
-    handler = _Handler()
+    undone: List[Callable[[], None]] = []
+
+    def configure() -> None:
+        undone.append(_configure(debug))
+
+    if debug:
+        configure()
+        withdraw: Callable[[], None] = lambda: None  # noqa: E731
+    else:
+        # Without --debug only skipped config files and cache trouble are worth a line;
+        # server failures are reported by the commands themselves.
+        withdraw = _log.configure_when_needed(("mcpsync.config", "mcpsync.cache"), _log.WARNING, configure)
+
+    def undo() -> None:
+        withdraw()
+        for step in undone:
+            step()
+
+    return undo
+
+
+def _configure(debug: bool) -> Callable[[], None]:
+    import logging
+
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return f"mcpsync: warning: {SECRETS.scrub(first_line(record.getMessage()))}"
+
+    class Scrubbed(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return SECRETS.scrub(super().format(record))
+
+    class Handler(logging.Handler):
+        """Log lines to stderr through :func:`write` (a server's relayed stderr lines among them)."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                line(self.format(record), err=True)
+            except Exception:
+                self.handleError(record)
+
+    handler = Handler()
     if debug:
         handler.setFormatter(Scrubbed("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         loggers, level = [logging.getLogger("mcpsync")], logging.DEBUG
     else:
-        # Without --debug only skipped config files and cache trouble are worth a line;
-        # server failures are reported by the commands themselves.
         handler.setFormatter(OneLine())
         handler.setLevel(logging.WARNING)
         loggers, level = [logging.getLogger(name) for name in ("mcpsync.config", "mcpsync.cache")], None

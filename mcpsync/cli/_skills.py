@@ -42,36 +42,53 @@ def run_skills(manager: Any, wanted: Optional[str], args: argparse.Namespace) ->
     """List skills (servers that do not declare the extension are skipped unless named) or show one."""
     if args.command == "skill":
         assert wanted is not None
-        loaded = manager.client(wanted, timeout=args.timeout).load_skill(args.words[-1], timeout=args.timeout)
-        skill = loaded.skill
-        if args.json:
-            out.print_json({"server": wanted, "skill": skill.to_dict(), "verified": loaded.content.verified,
-                         "text": loaded.text})
-            return out.EXIT_OK
-        state = "verified: size, digest and frontmatter" if loaded.content.verified else "NOT verified (dynamic)"
-        out.line(f"{shown(skill.name)}  {shown(skill.uri)}  ({shown(wanted)}; {state})")
-        for file in skill.files:
-            out.line(f"  {shown(file.uri)}  {file.size} bytes")
-        out.line()
-        out.write(loaded.text if loaded.text.endswith("\n") else loaded.text + "\n")
-        return out.EXIT_OK
+        return _show_skill(manager, wanted, args)
     rows: List[Dict[str, Any]] = []
     for name in [wanted] if wanted is not None else manager.servers:
-        try:
-            client = manager.client(name, timeout=0)
-            rows.extend({"server": name, **skill.to_dict()} for skill in client.list_skills(timeout=args.timeout))
-        except CapabilityError:
-            if wanted is not None:
-                raise
-        except MCPSyncError as exc:
-            if wanted is not None:
-                raise
-            out.warn(out.first_line(exc))
+        rows.extend(_server_skills(manager, name, named=wanted is not None, timeout=args.timeout))
     if args.json:
         out.print_json(rows)
         return out.EXIT_OK
-    out.print_table(("SERVER", "SKILL", "URI", "FILES", "DESCRIPTION"), [
-        (r["server"], str((r.get("frontmatter") or {}).get("name", "")), str(r.get("uri", "")),
-         str(len(r["resources"])) if isinstance(r.get("resources"), list) else str(r.get("resources", "?")),
-         out.first_line((r.get("frontmatter") or {}).get("description") or "")) for r in rows])
+    out.print_table(("SERVER", "SKILL", "URI", "FILES", "DESCRIPTION"), [_skill_row(r) for r in rows])
     return out.EXIT_OK
+
+
+def _show_skill(manager: Any, server: str, args: argparse.Namespace) -> int:
+    """``skill SERVER NAME``: the skill's files and its text (verified when its server lets it be)."""
+    loaded = manager.client(server, timeout=args.timeout).load_skill(args.words[-1], timeout=args.timeout)
+    skill = loaded.skill
+    if args.json:
+        out.print_json({"server": server, "skill": skill.to_dict(), "verified": loaded.content.verified,
+                        "text": loaded.text})
+        return out.EXIT_OK
+    state = "verified: size, digest and frontmatter" if loaded.content.verified else "NOT verified (dynamic)"
+    out.line(f"{shown(skill.name)}  {shown(skill.uri)}  ({shown(server)}; {state})")
+    for file in skill.files:
+        out.line(f"  {shown(file.uri)}  {file.size} bytes")
+    out.line()
+    out.write(loaded.text if loaded.text.endswith("\n") else loaded.text + "\n")
+    return out.EXIT_OK
+
+
+def _server_skills(manager: Any, name: str, *, named: bool, timeout: float) -> List[Dict[str, Any]]:
+    """One server's skills as rows. A server the user did not name is skipped when it offers none
+    (and warned about when it fails); a named one raises."""
+    try:
+        client = manager.client(name, timeout=0)
+        return [{"server": name, **skill.to_dict()} for skill in client.list_skills(timeout=timeout)]
+    except CapabilityError:
+        if named:
+            raise
+    except MCPSyncError as exc:
+        if named:
+            raise
+        out.warn(out.first_line(exc))
+    return []
+
+
+def _skill_row(row: Dict[str, Any]) -> Tuple[str, ...]:
+    frontmatter = row.get("frontmatter") or {}
+    resources = row.get("resources")
+    files = str(len(resources)) if isinstance(resources, list) else str(row.get("resources", "?"))
+    return (row["server"], str(frontmatter.get("name", "")), str(row.get("uri", "")), files,
+            out.first_line(frontmatter.get("description") or ""))

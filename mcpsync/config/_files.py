@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Mapping, NamedTuple, Optional, Union
+from typing import Any, Dict, List, Literal, Mapping, NamedTuple, Optional, Set, Tuple, Union
 
 from ..exceptions import ConfigError
 from . import _trust
@@ -103,42 +103,68 @@ def discover(cwd: Optional[PathLike] = None, *, project: bool = True, user: bool
         raise ValueError(f"trust_project must be True, False or 'ask', not {trust_project!r}")
     project_dir = Path(os.fspath(cwd)) if cwd is not None else Path.cwd()
     sources = discovery_sources(project_dir)
-    user_places = {_trust.place_key(s.path) for s in sources if s.level == "user"}
-    user_paths = {_trust.record_key(s.path) for s in sources if s.level == "user"}
+    user_places, user_paths = _user_keys(sources)
     config = Config()
     origin: Dict[str, _Origin] = {}
     for source in sources:
-        if (source.level == "project" and not project) or (source.level == "user" and not user):
+        in_project = _in_project(source, project, user, project_dir, user_places, user_paths)
+        if in_project is None:
             continue
-        # ~/.claude.json's local scope is written by the user's own tool, not by the repository.
-        in_project = source.level == "project" and source.format != "claude-local" and _inside(source.path,
-                                                                                               project_dir)
-        if in_project and _is_users_own(source.path, project_dir, user_places, user_paths):  # in the home directory:
-            if user:
-                continue  # the file is the user's own, read at user level
-            in_project = False
         read = _read(config, source.path)
         if read is None:
             continue
-        env_files: Optional[Dict[str, Optional[bytes]]] = None
-        if in_project:
-            # An envFile is opened only for a file that may be trusted now: never at the bidding of
-            # a file nobody trusted, asked about or recorded.
-            if trust_project is not False or _trust.has_record(source.path):
-                env_files = _env_files(read, source.path, source.format, environ, project_dir)
-            trusted = env_files is not None and _decide(source.path, read, env_files, source.format, project_dir,
-                                                        trust_project)
-        else:
-            trusted = True
+        trusted, env_files = _trust_for(source, read, in_project, environ, project_dir, trust_project)
         found = Config()
         _parse_into(found, read, source.path, source.format, environ, project_dir, trusted, env_files)
         _merge(config, found, _Origin(source.level, str(source.path), trusted), origin)
-        if not trusted and found.names:
-            config.untrusted.append(str(source.path))
-            log.warning("Not starting %s of %s: a project file you have not trusted (review it, then answer "
-                        "mcpsync's question on a terminal, or pass --trust-project / trust_project=True)",
-                        ", ".join(found.names), source.path)
+        if not trusted:
+            _note_untrusted(config, found, source.path)
     return config
+
+
+def _note_untrusted(config: Config, found: Config, path: Path) -> None:
+    """List an untrusted file that defines servers in ``Config.untrusted``, and say what to do."""
+    if not found.names:
+        return
+    config.untrusted.append(str(path))
+    log.warning("Not starting %s of %s: a project file you have not trusted (review it, then answer "
+                "mcpsync's question on a terminal, or pass --trust-project / trust_project=True)",
+                ", ".join(found.names), path)
+
+
+def _user_keys(sources: List[ConfigSource]) -> Tuple[Set[str], Set[str]]:
+    """The user-level files' places and the files they resolve to: how a project-level file that is the
+    user's own (discovery run in the home directory) is recognised."""
+    user_files = [source.path for source in sources if source.level == "user"]
+    return {_trust.place_key(path) for path in user_files}, {_trust.record_key(path) for path in user_files}
+
+
+def _in_project(source: ConfigSource, project: bool, user: bool, project_dir: Path, user_places: Any,
+                user_paths: Any) -> Optional[bool]:
+    """Whether ``source`` is read as a project file (untrusted until trusted); None: it is not read."""
+    if not (project if source.level == "project" else user):
+        return None
+    # ~/.claude.json's local scope is written by the user's own tool, not by the repository.
+    if source.level != "project" or source.format == "claude-local" or not _inside(source.path, project_dir):
+        return False
+    if not _is_users_own(source.path, project_dir, user_places, user_paths):
+        return True
+    # Discovery runs in the home directory: the file is the user's own, read at user level (here when
+    # user level is skipped).
+    return None if user else False
+
+
+def _trust_for(source: ConfigSource, read: _Read, in_project: bool, environ: Optional[Mapping[str, str]],
+               project_dir: Path, trust_project: TrustProject) -> Tuple[bool, Optional[Dict[str, Optional[bytes]]]]:
+    """Whether the file is trusted now, and the ``envFile`` bytes a trusted project file's parse uses."""
+    if not in_project:
+        return True, None
+    # An envFile is opened only for a file that may be trusted now: never at the bidding of a file
+    # nobody trusted, asked about or recorded.
+    if trust_project is False and not _trust.has_record(source.path):
+        return False, None
+    env_files = _env_files(read, source.path, source.format, environ, project_dir)
+    return _decide(source.path, read, env_files, source.format, project_dir, trust_project), env_files
 
 
 class _Origin(NamedTuple):

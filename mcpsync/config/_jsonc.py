@@ -31,37 +31,50 @@ def strip_jsonc(text: str) -> str:
     """Drop ``//`` and ``/* */`` comments and trailing commas outside strings."""
     out: List[str] = []
     i, n = 0, len(text)
-    in_string = False
     while i < n:
         ch = text[i]
-        if in_string:
-            out.append(ch)
-            if ch == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 1
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-            continue
-        elif ch == ",":
-            j = _skip_blank(text, i + 1)
-            if j < n and text[j] in "}]":
-                i += 1
-                continue
-            out.append(ch)
+        if ch == '"':  # a string is copied whole: what looks like a comment inside it is text
+            end = _string_end(text, i + 1)
+            out.append(text[i:end])
+            i = end
+        elif text.startswith(("//", "/*"), i):
+            i = _comment_end(text, i)
+        elif ch == "," and _closes(text, i + 1):
+            i += 1
         else:
             out.append(ch)
-        i += 1
+            i += 1
     return "".join(out)
+
+
+def _string_end(text: str, i: int) -> int:
+    """The index just past the quote that closes the string whose body starts at ``i`` (escapes
+    skipped); the text's length when it never closes."""
+    n = len(text)
+    while i < n:
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == '"':
+            return i + 1
+        else:
+            i += 1
+    return n
+
+
+def _comment_end(text: str, i: int) -> int:
+    """The index just past the ``//`` or ``/* */`` comment starting at ``i`` (a line comment's end
+    is its newline, which is kept)."""
+    if text.startswith("//", i):
+        end = text.find("\n", i)
+        return len(text) if end < 0 else end
+    end = text.find("*/", i + 2)
+    return len(text) if end < 0 else end + 2
+
+
+def _closes(text: str, i: int) -> bool:
+    """Whether the next character from ``i`` that is neither blank nor a comment closes an object or list."""
+    j = _skip_blank(text, i)
+    return j < len(text) and text[j] in "}]"
 
 
 def _skip_blank(text: str, i: int) -> int:
@@ -70,12 +83,8 @@ def _skip_blank(text: str, i: int) -> int:
     while i < n:
         if text[i] in " \t\r\n":
             i += 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
+        elif text.startswith(("//", "/*"), i):
+            i = _comment_end(text, i)
         else:
             break
     return i

@@ -4,14 +4,14 @@ records of what discovery read (:class:`ConfigSource`) and skipped (:class:`Conf
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from ..exceptions import ConfigError
 
-log = logging.getLogger("mcpsync.config")
+log = getLogger("mcpsync.config")
 
 from .._protocol.transports import HTTP as HTTP
 from .._protocol.transports import SSE as SSE

@@ -3,17 +3,17 @@ spellings, the checks with their error texts, and ``${VAR}`` expansion."""
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .._protocol.transports import TYPE_NAMES
 from ..exceptions import ConfigError
 from ._model import HTTP, SSE, STDIO, Config, ServerConfig, display_url
 
-log = logging.getLogger("mcpsync.config")
+log = getLogger("mcpsync.config")
 
 _TYPES = TYPE_NAMES  # the transport type names and their spellings: one table
 _NAME = re.compile(r"[\w.@/:+-](?:[\w .@/:+-]{0,98}[\w.@/:+-])?")
@@ -85,17 +85,23 @@ def _variable(body: str, source: Mapping[str, str], extra: Optional[Mapping[str,
     name, has_default, default = body.partition(":-")
     if name.startswith("env:"):
         name = name[4:]
-    builtin = _BUILTINS.get(name)
-    if builtin is None and not _VARIABLE_NAME.fullmatch(name):
+    if name not in _BUILTINS and not _VARIABLE_NAME.fullmatch(name):
         raise ConfigError(f"unsupported variable ${{{body}}}{place} (use ${{NAME}} or ${{NAME:-default}})")
-    value = extra.get(name) if extra else None
-    if value is None:
-        value = source.get(name) if builtin is None else builtin()
+    value = _lookup(name, source, extra)
     if value is None or (has_default and value == ""):
         if has_default:
             return expand(default, source, extra, where=where)
         raise ConfigError(f"unset variable ${{{name}}}{place} (set it, or give a default: ${{{name}:-value}})")
     return value
+
+
+def _lookup(name: str, source: Mapping[str, str], extra: Optional[Mapping[str, str]]) -> Optional[str]:
+    """A variable's value: ``extra`` first, then a builtin or the environment (None: unset)."""
+    value = extra.get(name) if extra else None
+    if value is not None:
+        return value
+    builtin = _BUILTINS.get(name)
+    return source.get(name) if builtin is None else builtin()
 
 
 # -- one entry ------------------------------------------------------------------------------
@@ -152,35 +158,57 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
     kind = _server_type(fields)
     if not enabled:  # a disabled entry is not expanded, so its unset variables do not matter
         return ServerConfig(name, kind, enabled=False, source=source, raw=entry)
-
-    def text(value: str, where: str) -> str:
-        return expand(value, environ, extra, where=where) if expand_all else value
-
-    timeout = _timeout(fields.get("timeout"))
-    keys = _policy_keys(fields)
+    expander = _Expander(environ, extra, expand_all)
+    common: Dict[str, Any] = {"timeout": _timeout(fields.get("timeout")), "source": source, "raw": entry,
+                              **_policy_keys(fields)}
     if kind == STDIO:
-        command, args = _command(fields)
-        env = {key: text(value, f"env.{key}") for key, value in _string_map(fields, "env").items()}
-        if fields.get("envFile") is not None and expand_all:  # VS Code, Cursor; "env" wins over the file
-            env = {**_env_file(text(_text_field(fields, "envFile"), "envFile"), base_dir, env_files), **env}
-        cwd = fields.get("cwd")
-        if cwd is not None:
-            if not isinstance(cwd, str) or not cwd:
-                raise ConfigError('"cwd" must be a non-empty string')
-            cwd = os.path.expanduser(text(cwd, "cwd")) if expand_all else cwd  # untrusted: as written
-            if base_dir is not None and expand_all and not os.path.isabs(cwd):
-                cwd = os.path.normpath(os.path.join(base_dir, cwd))
-        return ServerConfig(
-            name, STDIO, command=text(command, "command"),
-            args=[text(arg, f"args[{i}]") for i, arg in enumerate(args)],
-            env=env, cwd=cwd, timeout=timeout, source=source, raw=entry, **keys,
-        )
+        return _stdio_entry(name, fields, expander, base_dir, env_files, common)
+    return _url_entry(name, kind, fields, expander, common)
+
+
+class _Expander:
+    """Expands one entry's fields (trusted), or leaves them as written (an untrusted project file)."""
+
+    def __init__(self, environ: Optional[Mapping[str, str]], extra: Optional[Mapping[str, str]],
+                 expand_all: bool) -> None:
+        self.environ, self.extra, self.expand_all = environ, extra, expand_all
+
+    def __call__(self, value: str, where: str) -> str:
+        return expand(value, self.environ, self.extra, where=where) if self.expand_all else value
+
+
+def _stdio_entry(name: str, fields: Dict[str, Any], text: _Expander, base_dir: Optional[str],
+                 env_files: Optional[Mapping[str, Optional[bytes]]], common: Dict[str, Any]) -> ServerConfig:
+    command, args = _command(fields)
+    env = {key: text(value, f"env.{key}") for key, value in _string_map(fields, "env").items()}
+    if fields.get("envFile") is not None and text.expand_all:  # VS Code, Cursor; "env" wins over the file
+        env = {**_env_file(text(_text_field(fields, "envFile"), "envFile"), base_dir, env_files), **env}
+    return ServerConfig(
+        name, STDIO, command=text(command, "command"),
+        args=[text(arg, f"args[{i}]") for i, arg in enumerate(args)],
+        env=env, cwd=_cwd(fields.get("cwd"), text, base_dir), **common,
+    )
+
+
+def _cwd(cwd: Any, text: _Expander, base_dir: Optional[str]) -> Optional[str]:
+    """The working folder: expanded, ``~`` resolved and relative to ``base_dir`` (untrusted: as written)."""
+    if cwd is None:
+        return None
+    if not isinstance(cwd, str) or not cwd:
+        raise ConfigError('"cwd" must be a non-empty string')
+    if not text.expand_all:
+        return cwd
+    return env_file_path(text(cwd, "cwd"), base_dir)
+
+
+def _url_entry(name: str, kind: str, fields: Dict[str, Any], text: _Expander,
+               common: Dict[str, Any]) -> ServerConfig:
     url = fields.get("url")
     if not isinstance(url, str) or not url:
         raise ConfigError(f'missing "url" (a {kind} server needs the endpoint URL)')
     written_url = url
     url = text(url, "url")
-    if not url.startswith(("http://", "https://")) and (expand_all or not url.startswith("${")):
+    if not url.startswith(("http://", "https://")) and (text.expand_all or not url.startswith("${")):
         # Shown as written and without its query: the expanded URL may hold a secret.
         raise ConfigError(f"url {display_url(written_url)!r} is not an http:// or https:// URL")
     _check_no_control(url, "url")
@@ -188,8 +216,7 @@ def _parse_entry(name: str, entry: Any, source: str, format: str, environ: Optio
     for key, value in headers.items():
         _check_header(key, value)
     declared = "type" in fields or "transport" in fields
-    return ServerConfig(name, kind, url=url, headers=headers, timeout=timeout, source=source, raw=entry,
-                        type_declared=declared, **keys)
+    return ServerConfig(name, kind, url=url, headers=headers, type_declared=declared, **common)
 
 
 def _text_field(fields: Dict[str, Any], key: str) -> str:
@@ -275,38 +302,49 @@ def _env_file(path: str, base_dir: Optional[str],
               env_files: Optional[Mapping[str, Optional[bytes]]] = None) -> Dict[str, str]:
     """The ``KEY=VALUE`` lines of a dotenv file (``#`` comments, ``export``, quotes); values are not expanded."""
     path = env_file_path(path, base_dir)
-    if env_files is not None and path in env_files:  # a project file's: the bytes hashed into its trust
-        data = env_files[path]
-        if data is None:
-            raise ConfigError(f'"envFile" {path}: cannot read it (missing, unreadable, not a regular file, '
-                              f"or over {ENV_FILE_LIMIT} bytes)")
-    else:  # the user's own config: read as it is (a FIFO a secret manager serves included)
-        try:
-            with open(path, "rb") as stream:
-                data = stream.read()
-        except OSError as exc:
-            raise ConfigError(f'"envFile" {path}: cannot read it ({getattr(exc, "strerror", None) or exc})') from None
     try:
-        lines = data.decode("utf-8-sig").splitlines()
+        lines = _env_file_bytes(path, env_files).decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
         raise ConfigError(f'"envFile" {path}: not UTF-8 text') from None
     found: Dict[str, str] = {}
     for number, line in enumerate(lines, 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("export "):
-            line = line[7:].lstrip()
-        name, equals, value = line.partition("=")
-        name, value = name.strip(), value.strip()
-        if not equals or not _VARIABLE_NAME.fullmatch(name):
-            raise ConfigError(f'"envFile" {path}, line {number}: expected NAME=VALUE (the value is not shown)')
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        found[name] = value
+        pair = _dotenv_line(line, path, number)
+        if pair is not None:
+            found[pair[0]] = pair[1]
     return found
+
+
+def _env_file_bytes(path: str, env_files: Optional[Mapping[str, Optional[bytes]]]) -> bytes:
+    """A project file's envFile: the bytes hashed into its trust; the user's own: read as it is now."""
+    if env_files is not None and path in env_files:
+        data = env_files[path]
+        if data is None:
+            raise ConfigError(f'"envFile" {path}: cannot read it (missing, unreadable, not a regular file, '
+                              f"or over {ENV_FILE_LIMIT} bytes)")
+        return data
+    try:  # a FIFO a secret manager serves included
+        with open(path, "rb") as stream:
+            return stream.read()
+    except OSError as exc:
+        raise ConfigError(f'"envFile" {path}: cannot read it ({getattr(exc, "strerror", None) or exc})') from None
+
+
+def _dotenv_line(line: str, path: str, number: int) -> Optional[Tuple[str, str]]:
+    """One dotenv line's (name, value); None for a blank line or a comment."""
+    line = line.strip()
+    if not line or line.startswith("#"):
+        return None
+    if line.startswith("export "):
+        line = line[7:].lstrip()
+    name, equals, value = line.partition("=")
+    name, value = name.strip(), value.strip()
+    if not equals or not _VARIABLE_NAME.fullmatch(name):
+        raise ConfigError(f'"envFile" {path}, line {number}: expected NAME=VALUE (the value is not shown)')
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return name, value[1:-1]
+    if " #" in value:
+        return name, value.split(" #", 1)[0].rstrip()
+    return name, value
 
 
 def _check_header(name: str, value: str) -> None:
@@ -331,70 +369,98 @@ def _check_no_control(value: str, what: str) -> None:
     raise ConfigError(f"{what} has {kind}{at} in its value (the value is not shown); remove it{hint}")
 
 
+# Other tools' names for our keys, each taken only when ours is absent: (theirs, ours).
+_RENAMES = (("serverUrl", "url"),  # Windsurf
+            ("environment", "env"))  # OpenCode
+_TYPE_ALIASES = {"local": STDIO, "remote": HTTP}  # OpenCode
+
+
 def _normalise(entry: Dict[str, Any], format: str, environ: Mapping[str, str]) -> Dict[str, Any]:
     """Map the spellings of other tools onto ours (the entry itself is left as written)."""
     fields = dict(entry)
-    if "httpUrl" in fields and "url" not in fields:  # Gemini CLI: Streamable HTTP
-        fields["url"] = fields.pop("httpUrl")
-        fields.setdefault("type", HTTP)
-    elif format == "gemini" and "url" in fields:  # Gemini CLI: "url" is the legacy SSE endpoint
-        fields.setdefault("type", SSE)
-    if "serverUrl" in fields and "url" not in fields:  # Windsurf
-        fields["url"] = fields.pop("serverUrl")
-    if "environment" in fields and "env" not in fields:  # OpenCode
-        fields["env"] = fields.pop("environment")
+    _gemini(fields, format)
+    for theirs, ours in _RENAMES:
+        if theirs in fields and ours not in fields:
+            fields[ours] = fields.pop(theirs)
     if format == "codex":
         _codex(fields, environ)
-    if fields.get("type") == "local":  # OpenCode
-        fields["type"] = STDIO
-    elif fields.get("type") == "remote":
-        fields["type"] = HTTP
+    declared = fields.get("type")
+    if isinstance(declared, str) and declared in _TYPE_ALIASES:
+        fields["type"] = _TYPE_ALIASES[declared]
     return fields
+
+
+def _gemini(fields: Dict[str, Any], format: str) -> None:
+    """Gemini CLI's ``httpUrl`` is Streamable HTTP; in its own files, ``url`` is the legacy SSE endpoint."""
+    if "httpUrl" in fields and "url" not in fields:
+        fields["url"] = fields.pop("httpUrl")
+        fields.setdefault("type", HTTP)
+    elif format == "gemini" and "url" in fields:
+        fields.setdefault("type", SSE)
 
 
 def _codex(fields: Dict[str, Any], environ: Mapping[str, str]) -> None:
     """Codex's ``[mcp_servers.<name>]`` keys onto ours: its headers and the variables it forwards."""
-    headers = dict(fields.get("http_headers") or {}) if isinstance(fields.get("http_headers"), dict) else {}
+    headers = _codex_headers(fields)
+    if headers:
+        fields.setdefault("headers", headers)
+    if isinstance(fields.get("env_vars"), list):  # variables passed on from our environment when set
+        fields["env"] = _codex_env(fields, environ)
+    if "url" in fields and "command" not in fields:
+        fields.setdefault("type", HTTP)  # Codex speaks Streamable HTTP only
+
+
+def _codex_headers(fields: Dict[str, Any]) -> Dict[str, Any]:
+    """Codex's fixed headers, its headers read from variables, and its bearer token's variable."""
+    headers = dict(fields["http_headers"] or {}) if isinstance(fields.get("http_headers"), dict) else {}
     if isinstance(fields.get("env_http_headers"), dict):  # header -> the variable holding its value
         headers.update({str(k): f"${{{v}}}" for k, v in fields["env_http_headers"].items() if isinstance(v, str)})
     if isinstance(fields.get("bearer_token_env_var"), str):
         headers.setdefault("Authorization", f"Bearer ${{{fields['bearer_token_env_var']}}}")
-    if headers:
-        fields.setdefault("headers", headers)
-    if isinstance(fields.get("env_vars"), list):  # variables passed on from our environment when set
-        env = dict(fields.get("env") or {}) if isinstance(fields.get("env"), dict) else {}
-        for name in fields["env_vars"]:
-            if isinstance(name, str) and _VARIABLE_NAME.fullmatch(name) and name in environ:
-                env.setdefault(name, f"${{{name}}}")
-        fields["env"] = env
-    if "url" in fields and "command" not in fields:
-        fields.setdefault("type", HTTP)  # Codex speaks Streamable HTTP only
+    return headers
+
+
+def _codex_env(fields: Dict[str, Any], environ: Mapping[str, str]) -> Dict[str, Any]:
+    """The entry's ``env`` plus each ``env_vars`` name that is set in our environment, as a reference."""
+    env = dict(fields["env"] or {}) if isinstance(fields.get("env"), dict) else {}
+    for name in fields["env_vars"]:
+        if isinstance(name, str) and _VARIABLE_NAME.fullmatch(name) and name in environ:
+            env.setdefault(name, f"${{{name}}}")
+    return env
+
+
+_BOTH = 'both "command" and "url" are set; a server is either stdio (command) or http/sse (url)'
 
 
 def _server_type(fields: Dict[str, Any]) -> str:
     declared = fields.get("type", fields.get("transport"))
     has_command, has_url = fields.get("command") is not None, fields.get("url") is not None
     if declared is None:
-        if has_command and has_url:
-            raise ConfigError('both "command" and "url" are set; a server is either stdio (command) '
-                              "or http/sse (url)")
-        if has_url:
-            return HTTP
-        if not has_command:
-            raise ConfigError('missing "command" (a stdio server needs the program to run) '
-                              'or "url" (for an HTTP server)')
-        return STDIO
+        return _implied_type(has_command, has_url)
     kind = _TYPES.get(declared) if isinstance(declared, str) else None
     if kind is None:
         raise ConfigError(f"unknown type {declared!r} (expected stdio, http, streamable-http or sse)")
-    if kind == STDIO and not has_command:
+    if kind != STDIO:
+        if has_command:
+            raise ConfigError(f'both "command" and "url" are set; a {kind} server takes only "url"')
+        return kind
+    if not has_command:
         raise ConfigError('missing "command" (a stdio server needs the program to run)')
-    if kind == STDIO and has_url:
-        raise ConfigError('both "command" and "url" are set; a server is either stdio (command) '
-                          "or http/sse (url)")
-    if kind != STDIO and has_command:
-        raise ConfigError(f'both "command" and "url" are set; a {kind} server takes only "url"')
+    if has_url:
+        raise ConfigError(_BOTH)
     return kind
+
+
+def _implied_type(has_command: bool, has_url: bool) -> str:
+    """The type of an entry that declares none: stdio for a command, Streamable HTTP for a URL."""
+    if has_command and has_url:
+        raise ConfigError(_BOTH)
+    if has_url:
+        return HTTP
+    if not has_command:
+        raise ConfigError('missing "command" (a stdio server needs the program to run) '
+                          'or "url" (for an HTTP server)')
+    return STDIO
 
 
 def _command(fields: Dict[str, Any]) -> Tuple[str, List[str]]:
@@ -458,43 +524,55 @@ _SECONDS = (("startup_timeout", ("startup_timeout", "startup_timeout_sec"), ("st
             ("tool_timeout", ("tool_timeout", "tool_timeout_sec"), ()))
 
 
+def _whole_bytes(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value > 0
+
+
+def _calls_per_second(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value < float("inf")
+
+
+def _at_least_one(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= 1
+
+
+# (our key, its spellings, the check a value must pass, what it must be, how it is stored)
+_LIMITS: Tuple[Tuple[str, Tuple[str, ...], Callable[[Any], bool], str, Callable[[Any], Any]], ...] = (
+    ("max_output", ("max_output", "maxOutput", "max_output_bytes"), _whole_bytes,
+     "a positive whole number of bytes", int),
+    ("rate_limit", ("rate_limit", "rateLimit"), _calls_per_second, "a positive number of calls per second", float),
+    ("max_concurrency", ("max_concurrency", "maxConcurrency"), _at_least_one,
+     "a whole number of calls of at least 1", int),
+)
+
+
+def _first_spelling(fields: Dict[str, Any], spellings: Tuple[str, ...]) -> Optional[str]:
+    """The first of ``spellings`` the entry holds (None: none)."""
+    return next((spelling for spelling in spellings if spelling in fields), None)
+
+
 def _policy_keys(fields: Dict[str, Any]) -> Dict[str, Any]:
     """The manager's keys of one entry: tool filters, startup and tool timeouts, required, max_output,
     telemetry, rate_limit, max_concurrency."""
     keys: Dict[str, Any] = {}
     for key, spellings in _TOOL_LISTS.items():
-        for spelling in spellings:
-            if spelling in fields:
-                keys[key] = _patterns(fields[spelling], spelling)
-                break
+        spelling = _first_spelling(fields, spellings)
+        if spelling is not None:
+            keys[key] = _patterns(fields[spelling], spelling)
     for key, seconds, millis in _SECONDS:
-        for spelling, scale in [(s, 1.0) for s in seconds] + [(s, 1000.0) for s in millis]:
-            if spelling in fields:
-                keys[key] = _seconds(fields[spelling], spelling, scale)
-                break
+        spelling = _first_spelling(fields, seconds + millis)
+        if spelling is not None:
+            keys[key] = _seconds(fields[spelling], spelling, 1.0 if spelling in seconds else 1000.0)
     keys["required"] = _flag(fields, "required", False)
     keys["telemetry"] = _flag(fields, "telemetry", True)
-    for spelling in ("max_output", "maxOutput", "max_output_bytes"):
-        if spelling in fields:
-            value = fields[spelling]
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ConfigError(f'"{spelling}" must be a positive whole number of bytes, not {value!r}')
-            keys["max_output"] = value
-            break
-    for spelling in ("rate_limit", "rateLimit"):
-        if spelling in fields:
-            value = fields[spelling]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-                raise ConfigError(f'"{spelling}" must be a positive number of calls per second, not {value!r}')
-            keys["rate_limit"] = float(value)
-            break
-    for spelling in ("max_concurrency", "maxConcurrency"):
-        if spelling in fields:
-            value = fields[spelling]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f'"{spelling}" must be a whole number of calls of at least 1, not {value!r}')
-            keys["max_concurrency"] = value
-            break
+    for key, names, valid, meaning, store in _LIMITS:
+        spelling = _first_spelling(fields, names)
+        if spelling is None:
+            continue
+        value = fields[spelling]
+        if not valid(value):
+            raise ConfigError(f'"{spelling}" must be {meaning}, not {value!r}')
+        keys[key] = store(value)
     return keys
 
 

@@ -23,9 +23,7 @@ files at once lose nothing but in a narrow race (the later writer's view wins).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import os
 import stat
 import sys
@@ -34,13 +32,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, TextIO, Union
 
+from .._log import getLogger
 from .._private import private_directory, trustworthy_directory
 from .._terminal import shown
 from ..exceptions import ConfigError, UnsafeDirectory
 from ._model import ServerConfig
 from ._parse import read_env_file
 
-log = logging.getLogger("mcpsync.config")
+log = getLogger("mcpsync.config")
 
 TRUST_FILE_NAME = "trusted-projects.json"
 _VERSION = 2
@@ -63,6 +62,8 @@ def trust_file() -> Path:
 
 def content_hash(data: bytes) -> str:
     """The SHA-256 (hex) a trust record keeps for a file's bytes."""
+    import hashlib  # here: the command line with a server given directly reads no project file
+
     return hashlib.sha256(data).hexdigest()
 
 

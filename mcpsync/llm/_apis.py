@@ -14,7 +14,7 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Union
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple, Union
 
 from ..types import Tool
 from ._gemini_schema import parameter_names, parameters
@@ -225,6 +225,17 @@ class Gemini(Api):
         return {renamed.get(key, key): value for key, value in arguments.items()} if renamed else arguments
 
     def result(self, call: Call, pieces: Pieces) -> Json:
+        texts, parts = self._texts_and_parts(pieces)
+        function_response: Json = {"name": call.name, "response": _gemini_response(pieces, "\n".join(texts))}
+        if call.id:
+            function_response["id"] = call.id
+        if parts:
+            function_response["parts"] = parts
+        return {"function_response": function_response}
+
+    def _texts_and_parts(self, pieces: Pieces) -> Tuple[List[str], List[Json]]:
+        """The result's texts (a text that repeats the structured content left out), and its images
+        Gemini takes as inline parts (any other image becomes a line of text saying so)."""
         texts: List[str] = []
         parts: List[Json] = []
         for position, item in enumerate(pieces.items):
@@ -236,22 +247,20 @@ class Gemini(Api):
                     texts.append(f"[image ({item.mime_type or 'unknown type'}) omitted: not accepted here]")
             elif position not in pieces.duplicate or not pieces.has_structured:
                 texts.append(item)
-        text = "\n".join(texts)
-        response: Json
-        if pieces.is_error:
-            response = {"error": text or (json.dumps(pieces.structured) if pieces.has_structured else "failed")}
-        elif pieces.has_structured:
-            response = {"output": pieces.structured}
-            if text:
-                response["text"] = text
-        else:
-            response = {"output": text}
-        function_response: Json = {"name": call.name, "response": response}
-        if call.id:
-            function_response["id"] = call.id
-        if parts:
-            function_response["parts"] = parts
-        return {"function_response": function_response}
+        return texts, parts
+
+
+def _gemini_response(pieces: Pieces, text: str) -> Json:
+    """A FunctionResponse's ``response``: ``error`` for a failed call, else ``output`` (the structured
+    content, with any text beside it, or the text)."""
+    if pieces.is_error:
+        return {"error": text or (json.dumps(pieces.structured) if pieces.has_structured else "failed")}
+    if not pieces.has_structured:
+        return {"output": text}
+    response: Json = {"output": pieces.structured}
+    if text:
+        response["text"] = text
+    return response
 
 
 def _bytes(data: str) -> Optional[bytes]:

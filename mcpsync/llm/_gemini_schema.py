@@ -90,9 +90,18 @@ def parameters(schema: Any) -> Optional[Json]:
     return out
 
 
+# A tool's schema comes from the server: its references may nest without end or double at each
+# level (a chain of definitions each naming the next twice grows as 2**n), so what one schema may
+# become is bounded: nodes converted in all, and schemas nested inside one another.
+_MAX_NODES = 2_000
+_MAX_DEPTH = 32
+
+
 class _Translator:
     def __init__(self, root: Json) -> None:
         self.root = root
+        self.nodes = 0
+        self.depth = 0
 
     def resolve(self, ref: str) -> Optional[Any]:
         if not ref.startswith("#"):
@@ -110,121 +119,211 @@ class _Translator:
 
     def flatten(self, node: Json, path: Tuple[str, ...], notes: List[str]) -> Tuple[Json, Tuple[str, ...]]:
         """``node`` with its ``$ref`` inlined and its ``allOf`` merged (JSON Schema still)."""
+        self.nodes += 1
+        if self.nodes > _MAX_NODES:
+            notes.append("schema not expanded further: too large")
+            return {}, path
         ref = node.get("$ref")
         if isinstance(ref, str):
-            target = self.resolve(ref)
-            rest = {k: v for k, v in node.items() if k != "$ref"}
-            if not isinstance(target, dict):
-                notes.append(f"unresolved reference {ref}")
-                return rest, path
-            if ref in path:
-                notes.append(f"recursive reference to {ref} not expanded")
-                bare = {k: target[k] for k in ("type",) if k in target}
-                return {**bare, **rest}, path
-            inner, path = self.flatten(target, path + (ref,), notes)
-            node = {**inner, **rest}
+            return self._inlined(node, ref, path, notes)
+        return self._merged_all_of(node, path, notes)
+
+    def _inlined(self, node: Json, ref: str, path: Tuple[str, ...],
+                 notes: List[str]) -> Tuple[Json, Tuple[str, ...]]:
+        """``node`` with the target of its ``ref`` inlined (the node's own keys win); a reference
+        that does not resolve, or one back into ``path``, is left out with a note."""
+        target = self.resolve(ref)
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        if not isinstance(target, dict):
+            notes.append(f"unresolved reference {ref}")
+            return rest, path
+        if ref in path:
+            notes.append(f"recursive reference to {ref} not expanded")
+            bare = {k: target[k] for k in ("type",) if k in target}
+            return {**bare, **rest}, path
+        inner, path = self.flatten(target, path + (ref,), notes)
+        return self._merged_all_of({**inner, **rest}, path, notes)
+
+    def _merged_all_of(self, node: Json, path: Tuple[str, ...],
+                       notes: List[str]) -> Tuple[Json, Tuple[str, ...]]:
+        """``node`` with the schemas of its ``allOf`` merged in (flattened first), and the
+        references followed on the way: what the merged schema holds must not follow them again."""
         parts = node.get("allOf")
-        if isinstance(parts, list):
-            merged: Json = {k: v for k, v in node.items() if k != "allOf"}
-            for part in parts:
-                if isinstance(part, dict):
-                    flat, _ = self.flatten(part, path, notes)
-                    _merge(merged, flat)
-            node = merged
-        return node, path
+        if not isinstance(parts, list):
+            return node, path
+        merged: Json = {k: v for k, v in node.items() if k != "allOf"}
+        followed = path
+        for part in parts:
+            if isinstance(part, dict):
+                flat, seen = self.flatten(part, path, notes)
+                _merge(merged, flat)
+                followed += tuple(ref for ref in seen if ref not in followed)
+        return merged, followed
 
     def convert(self, node: Any, path: Tuple[str, ...]) -> Json:
         if not isinstance(node, dict):
             return {}
+        self.nodes += 1
+        if self.nodes > _MAX_NODES or self.depth >= _MAX_DEPTH:
+            return {"description": "(schema not expanded further: the tool's schema is too large or too deep)"}
+        self.depth += 1
+        try:
+            return self._converted(node, path)
+        finally:
+            self.depth -= 1
+
+    def _converted(self, node: Json, path: Tuple[str, ...]) -> Json:
         notes: List[str] = []
         node, path = self.flatten(node, path, notes)
-        nullable = False
-        branches: List[Json] = []
-        for key in ("anyOf", "oneOf"):
-            options = node.get(key)
-            if isinstance(options, list):
-                for option in options:
-                    if isinstance(option, dict) and option.get("type") == "null":
-                        nullable = True
-                    else:
-                        branches.append(self.convert(option, path))
-        types = node.get("type")
-        names = [types] if isinstance(types, str) else [t for t in types if isinstance(t, str)] \
-            if isinstance(types, list) else []
-        if "null" in names:
-            nullable = True
-            names = [t for t in names if t != "null"]
+        branches, null_branch = self._branches(node, path)
+        names, null_type = _type_names(node)
         if not names and not branches:
             names = _inferred(node)
-        out: Json = {}
-        if len(names) > 1:
-            branches.extend(self.typed(node, _TYPES[t], path, []) for t in names if t in _TYPES)
-            out.update({k: node[k] for k in ("title", "description", "default") if k in node})
-        elif names and names[0] in _TYPES:
-            out = self.typed(node, _TYPES[names[0]], path, notes)
-        else:
-            out.update({k: node[k] for k in ("title", "description", "default") if k in node})
+        out, typed = self._by_type(node, names, path, notes)
+        branches += typed
         if len(branches) == 1 and not names:
             out = {**branches[0], **out}
         elif branches:
             out["any_of"] = branches
-        if nullable:
+        if null_branch or null_type:
             out["nullable"] = True
         return _noted(out, notes)
+
+    def _branches(self, node: Json, path: Tuple[str, ...]) -> Tuple[List[Json], bool]:
+        """The converted options of ``anyOf`` and ``oneOf``, and whether one of them is ``{"type": "null"}``."""
+        nullable = False
+        branches: List[Json] = []
+        for key in ("anyOf", "oneOf"):
+            options = node.get(key)
+            if not isinstance(options, list):
+                continue
+            for option in options:
+                if isinstance(option, dict) and option.get("type") == "null":
+                    nullable = True
+                else:
+                    branches.append(self.convert(option, path))
+        return branches, nullable
+
+    def _by_type(self, node: Json, names: List[str], path: Tuple[str, ...],
+                 notes: List[str]) -> Tuple[Json, List[Json]]:
+        """The schema for the node's type names, and the branches they add: one known type is its
+        typed schema; several are the node's description with one branch per type."""
+        if len(names) > 1:
+            return _described(node), [self.typed(node, _TYPES[t], path, []) for t in names if t in _TYPES]
+        if names and names[0] in _TYPES:
+            return self.typed(node, _TYPES[names[0]], path, notes), []
+        return _described(node), []
 
     def typed(self, node: Json, kind: str, path: Tuple[str, ...], notes: List[str]) -> Json:
         """``node`` as a schema of one Gemini type, with only the keys that type takes."""
         out: Json = {"type": kind}
-        for key in _PLAIN:
-            if key in node:
-                out[key] = node[key]
-        for key, gemini in _RENAMED.items():
-            if key in node:
-                out[gemini] = node[key]
-        if "example" not in node and isinstance(node.get("examples"), list) and node["examples"]:
-            out["example"] = node["examples"][0]
-        for bound, key, word in (("exclusiveMinimum", "minimum", "greater"), ("exclusiveMaximum", "maximum", "less")):
-            value = node.get(bound)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                out.setdefault(key, value)
-                notes.append(f"must be {word} than {value}")
-        values = node.get("enum") if isinstance(node.get("enum"), list) else [node["const"]] if "const" in node else None
-        if values is not None:
-            if None in values:
-                out["nullable"] = True
-                values = [v for v in values if v is not None]
-            if kind == "STRING" and all(isinstance(v, str) for v in values):
-                out["enum"], out["format"] = values, "enum"
-            else:
-                notes.append("one of: " + ", ".join(json.dumps(v, ensure_ascii=False) for v in values))
-        fmt = node.get("format")
-        if isinstance(fmt, str) and "enum" not in out:
-            if fmt in _FORMATS.get(kind, set()):
-                out["format"] = fmt
-            else:
-                notes.append(f"format: {fmt}")
+        _copy_plain(node, out)
+        _bounds(node, out, notes)
+        _enum(node, kind, out, notes)
+        _format(node, kind, out, notes)
         if kind == "ARRAY":
-            items = node.get("items", node.get("prefixItems"))
-            if isinstance(items, list):
-                converted = [self.convert(item, path) for item in items]
-                items_out: Json = converted[0] if len(converted) == 1 else {"any_of": converted} if converted else {}
-            else:
-                items_out = self.convert(items, path) if isinstance(items, dict) else {}
-            if items_out:
-                out["items"] = items_out
+            items = self._items(node, path)
+            if items:
+                out["items"] = items
         if kind == "OBJECT":
-            properties = node.get("properties")
-            if isinstance(properties, dict) and properties:
-                out["properties"] = {str(name): self.convert(value, path) for name, value in properties.items()}
-                required = node.get("required")
-                if isinstance(required, list):
-                    kept = [name for name in required if name in properties]
-                    if kept:
-                        out["required"] = kept
-                if len(properties) > 1:
-                    out["property_ordering"] = [str(name) for name in properties]
+            out.update(self._object(node, path))
         allowed = set(_COMMON) | set(_BY_TYPE[kind]) | {"type"}
         return {k: v for k, v in out.items() if k in allowed}
+
+    def _items(self, node: Json, path: Tuple[str, ...]) -> Json:
+        """An array's item schema: ``items`` (or ``prefixItems``) converted; a list of several, an ``any_of``."""
+        items = node.get("items", node.get("prefixItems"))
+        if isinstance(items, dict):
+            return self.convert(items, path)
+        if not isinstance(items, list) or not items:
+            return {}
+        converted = [self.convert(item, path) for item in items]
+        return converted[0] if len(converted) == 1 else {"any_of": converted}
+
+    def _object(self, node: Json, path: Tuple[str, ...]) -> Json:
+        """An object's ``properties`` converted, the ``required`` names it has, and their order."""
+        properties = node.get("properties")
+        if not isinstance(properties, dict) or not properties:
+            return {}
+        out: Json = {"properties": {str(name): self.convert(value, path) for name, value in properties.items()}}
+        required = node.get("required")
+        kept = [name for name in required if name in properties] if isinstance(required, list) else []
+        if kept:
+            out["required"] = kept
+        if len(properties) > 1:
+            out["property_ordering"] = [str(name) for name in properties]
+        return out
+
+
+def _type_names(node: Json) -> Tuple[List[str], bool]:
+    """The node's ``type`` as a list of names without ``"null"``, and whether ``"null"`` was one."""
+    types = node.get("type")
+    if isinstance(types, str):
+        names = [types]
+    elif isinstance(types, list):
+        names = [t for t in types if isinstance(t, str)]
+    else:
+        names = []
+    if "null" not in names:
+        return names, False
+    return [t for t in names if t != "null"], True
+
+
+def _described(node: Json) -> Json:
+    return {k: node[k] for k in ("title", "description", "default") if k in node}
+
+
+def _copy_plain(node: Json, out: Json) -> None:
+    """The keys Gemini takes as they are, those it spells otherwise, and the first of ``examples``."""
+    for key in _PLAIN:
+        if key in node:
+            out[key] = node[key]
+    for key, gemini in _RENAMED.items():
+        if key in node:
+            out[gemini] = node[key]
+    if "example" not in node and isinstance(node.get("examples"), list) and node["examples"]:
+        out["example"] = node["examples"][0]
+
+
+def _bounds(node: Json, out: Json, notes: List[str]) -> None:
+    """``exclusiveMinimum``/``exclusiveMaximum`` as ``minimum``/``maximum``, the strictness noted."""
+    for bound, key, word in (("exclusiveMinimum", "minimum", "greater"), ("exclusiveMaximum", "maximum", "less")):
+        value = node.get(bound)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.setdefault(key, value)
+            notes.append(f"must be {word} than {value}")
+
+
+def _enum_values(node: Json) -> Optional[List[Any]]:
+    """The values of ``enum``, else the one of ``const``; None when the node has neither."""
+    if isinstance(node.get("enum"), list):
+        return list(node["enum"])
+    return [node["const"]] if "const" in node else None
+
+
+def _enum(node: Json, kind: str, out: Json, notes: List[str]) -> None:
+    """An enum of strings (null in it: ``nullable``); any other enum is noted, as Gemini takes only strings."""
+    values = _enum_values(node)
+    if values is None:
+        return
+    if None in values:
+        out["nullable"] = True
+        values = [v for v in values if v is not None]
+    if kind == "STRING" and all(isinstance(v, str) for v in values):
+        out["enum"], out["format"] = values, "enum"
+    else:
+        notes.append("one of: " + ", ".join(json.dumps(v, ensure_ascii=False) for v in values))
+
+
+def _format(node: Json, kind: str, out: Json, notes: List[str]) -> None:
+    """A ``format`` the type takes in Gemini; any other is noted (an enum's own format stays)."""
+    fmt = node.get("format")
+    if not isinstance(fmt, str) or "enum" in out:
+        return
+    if fmt in _FORMATS.get(kind, set()):
+        out["format"] = fmt
+    else:
+        notes.append(f"format: {fmt}")
 
 
 def _inferred(node: Json) -> List[str]:
@@ -232,7 +331,7 @@ def _inferred(node: Json) -> List[str]:
         return ["object"]
     if "items" in node or "prefixItems" in node:
         return ["array"]
-    values = node.get("enum") if isinstance(node.get("enum"), list) else [node["const"]] if "const" in node else []
+    values = _enum_values(node) or []
     if values and all(isinstance(v, str) or v is None for v in values):
         return ["string"]
     return []

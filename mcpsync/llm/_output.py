@@ -78,23 +78,26 @@ def pieces(result: CallToolResult) -> Pieces:
     items: List[Piece] = []
     duplicate: List[int] = []
     for block in result.content:
-        if isinstance(block, TextContent):
-            if has_structured and _is_json_of(block.text, structured):
-                duplicate.append(len(items))
-            items.append(block.text)
-        elif isinstance(block, ImageContent):
-            items.append(Image(block.mime_type, block.data))
-        elif isinstance(block, AudioContent):
-            items.append(f"[audio ({block.mime_type or 'unknown type'}) omitted: not accepted here]")
-        elif isinstance(block, ResourceLink):
-            items.append(f"[resource link: {block.name} {block.uri}]"
-                         + (f" {block.description}" if block.description else ""))
-        elif isinstance(block, EmbeddedResource):
-            items.append(_resource(block))
-        else:
-            kind = block.to_dict().get("type")
-            items.append(f"[{kind or 'unknown'} content omitted]")
+        if isinstance(block, TextContent) and has_structured and _is_json_of(block.text, structured):
+            duplicate.append(len(items))
+        items.append(_piece(block))
     return Pieces(items, structured, has_structured, result.is_error, tuple(duplicate))
+
+
+def _piece(block: Any) -> Piece:
+    """One content block as a model API takes it: text, an image, or a line saying what was left out."""
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, ImageContent):
+        return Image(block.mime_type, block.data)
+    if isinstance(block, AudioContent):
+        return f"[audio ({block.mime_type or 'unknown type'}) omitted: not accepted here]"
+    if isinstance(block, ResourceLink):
+        return f"[resource link: {block.name} {block.uri}]" + (f" {block.description}" if block.description else "")
+    if isinstance(block, EmbeddedResource):
+        return _resource(block)
+    kind = block.to_dict().get("type")
+    return f"[{kind or 'unknown'} content omitted]"
 
 
 def _resource(block: EmbeddedResource) -> Piece:

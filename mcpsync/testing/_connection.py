@@ -34,7 +34,7 @@ import queue
 import secrets
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .._protocol.methods import INITIALIZE, NOTIFY_CANCELLED, NOTIFY_INITIALIZED, PING, RESOURCES_READ, TOOLS_CALL
 from .._rpc import jsonrpc as rpc
@@ -48,7 +48,7 @@ from ._protocol import (
     CLIENT_CAPABILITIES_KEY, LEGACY_METHODS, LISTEN, LOG_LEVEL_KEY, LOG_LEVELS, MODERN_METHODS,
     PROTOCOL_VERSION_KEY, RUNS_USER_CODE, UNSUPPORTED_PROTOCOL_VERSION,
 )
-from ._recorder import RecordedRequest
+from ._recorder import Fault, RecordedRequest
 from ._side import ServerSide
 
 __all__ = ["Connection", "Drop", "Send"]
@@ -246,6 +246,10 @@ class Connection:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             self.error(None, rpc.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
             return
+        self._route(message)
+
+    def _route(self, message: JSONObject) -> None:
+        """One JSON-RPC 2.0 message, by its kind: a request, a notification, or an answer to our request."""
         method = message.get("method")
         if isinstance(method, str) and "id" in message:
             self._on_request(message["id"], method, message.get("params"))
@@ -275,39 +279,48 @@ class Connection:
         if not rpc.valid_id(request_id):
             self.error(None, rpc.INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
             return
-        params: JSONObject = raw_params if isinstance(raw_params, dict) else {}
-        raw_meta = params.get("_meta")
-        meta: JSONObject = raw_meta if isinstance(raw_meta, dict) else {}
+        params, meta = _params_and_meta(raw_params)
         requested = meta.get(PROTOCOL_VERSION_KEY)
-        legacy_version = self.session.version
-        if requested is not None and self.side.settings.modern_versions:
-            era: Optional[str] = "modern"
-        elif method in (INITIALIZE, PING) or legacy_version is not None:
-            era = "legacy"
-        else:
-            era = None
-        version = requested if era == "modern" else legacy_version
-        if method == INITIALIZE and era == "legacy" and isinstance(params.get("protocolVersion"), str):
-            version = params["protocolVersion"]  # the version asked for
+        era = self._era(method, requested)
         retry = era == "modern" and "requestState" in params
-        record, fault = self.side.recorder.record_request(self.index, request_id, method, params, era, version,
-                                                          retry)
+        record, fault = self.side.recorder.record_request(self.index, request_id, method, params, era,
+                                                          self._version(era, method, params, requested), retry)
         if fault is not None:
-            if fault.action == "crash":
-                self.drop(f"FakeServer {self.side.name!r} crashed at request #{record.index} ({method})",
-                          fault.exit_code)
-                return
-            if fault.action == "error":
-                self.error(request_id, fault.code, fault.message, fault.data)
-            return  # "hang": never answer
-        if raw_params is not None and not isinstance(raw_params, dict):
+            self._fire(fault, request_id, method, record)
+        elif raw_params is not None and not isinstance(raw_params, dict):
             self.error(request_id, rpc.INVALID_PARAMS, "Invalid params: expected an object")
         elif era == "modern":
             self._serve_modern(request_id, method, params, meta, str(requested), record)
         elif era == "legacy" and method in LEGACY_METHODS:
-            self._serve(request_id, method, params, "legacy", legacy_version, record)
+            self._serve(request_id, method, params, "legacy", self.session.version, record)
         else:
             self._refuse(request_id, method)
+
+    def _era(self, method: str, requested: Any) -> Optional[str]:
+        """The era a request belongs to: "modern" if its ``_meta`` names a version (and the server speaks
+        2026-07-28), "legacy" for the handshake's methods or once a session is up, else None."""
+        if requested is not None and self.side.settings.modern_versions:
+            return "modern"
+        if method in (INITIALIZE, PING) or self.session.version is not None:
+            return "legacy"
+        return None
+
+    def _version(self, era: Optional[str], method: str, params: JSONObject, requested: Any) -> Any:
+        """The protocol version a request is recorded under: its ``_meta``'s, the one ``initialize`` asks
+        for, or the legacy session's."""
+        if era == "modern":
+            return requested
+        if method == INITIALIZE and era == "legacy" and isinstance(params.get("protocolVersion"), str):
+            return params["protocolVersion"]
+        return self.session.version
+
+    def _fire(self, fault: Fault, request_id: RequestId, method: str, record: RecordedRequest) -> None:
+        """A planned fault in place of serving the request: a crash, an error answer, or a hang (nothing)."""
+        if fault.action == "crash":
+            self.drop(f"FakeServer {self.side.name!r} crashed at request #{record.index} ({method})",
+                      fault.exit_code)
+        elif fault.action == "error":
+            self.error(request_id, fault.code, fault.message, fault.data)
 
     def _refuse(self, request_id: RequestId, method: str) -> None:
         """A request that belongs to no era: no ``_meta`` version, and no handshake (or not a legacy method)."""
@@ -382,21 +395,7 @@ class Connection:
 
     def _answer(self, run: Invocation, produce: Callable[[], JSONObject]) -> None:
         """Run ``produce`` and answer the run's current request with its result or error."""
-        try:
-            outcome: Optional[JSONObject] = produce()
-            failure: Optional[MCPError] = None
-        except NoAnswer:
-            outcome, failure = None, None
-        except RequestCancelled as exc:
-            if run.cancelled.is_set() or run.request_id is None:
-                outcome, failure = None, None  # cancelled by the client, or abandoned: no answer is expected
-            else:
-                outcome, failure = None, MCPError(rpc.INTERNAL_ERROR, f"Request cancelled: {exc.reason}")
-        except MCPError as exc:
-            outcome, failure = None, exc
-        except Exception as exc:
-            log.exception("[%s] %s failed", self.side.name, run.method)
-            outcome, failure = None, MCPError(rpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+        outcome, failure = _outcome(run, produce, self.side.name)
         with self._lock:
             request_id = run.request_id
             run.request_id = None
@@ -488,3 +487,28 @@ class Connection:
 def _is_notification(message: Any) -> bool:
     """A JSON-RPC notification (a method, no id): what a connection closed under it still records."""
     return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" not in message
+
+
+def _params_and_meta(raw_params: Any) -> Tuple[JSONObject, JSONObject]:
+    """A request's params and their ``_meta`` (each ``{}`` when not an object)."""
+    params: JSONObject = raw_params if isinstance(raw_params, dict) else {}
+    raw_meta = params.get("_meta")
+    return params, (raw_meta if isinstance(raw_meta, dict) else {})
+
+
+def _outcome(run: Invocation, produce: Callable[[], JSONObject],
+             server: str) -> Tuple[Optional[JSONObject], Optional[MCPError]]:
+    """``(result, error)`` of running ``produce`` for ``run``: one of them, or neither when no answer is due."""
+    try:
+        return produce(), None
+    except NoAnswer:
+        return None, None
+    except RequestCancelled as exc:
+        if run.cancelled.is_set() or run.request_id is None:
+            return None, None  # cancelled by the client, or abandoned: no answer is expected
+        return None, MCPError(rpc.INTERNAL_ERROR, f"Request cancelled: {exc.reason}")
+    except MCPError as exc:
+        return None, exc
+    except Exception as exc:
+        log.exception("[%s] %s failed", server, run.method)
+        return None, MCPError(rpc.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, Optional
+from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
@@ -77,12 +77,22 @@ def read_filter(request_id: RequestId, params: JSONObject, capabilities: JSONObj
         if asked.get(flag) is True and _offers(capabilities, _KINDS[method], "listChanged"):
             honoured[flag] = True
             methods.add(method)
-    uris = asked.get(RESOURCES)
-    if uris is not None and (not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris)):
-        raise MCPError(rpc.INVALID_PARAMS, f"Invalid params: {RESOURCES!r} must be a list of URIs")
+    uris = _uris(asked)
     if uris and _offers(capabilities, "resources", "subscribe"):
         honoured[RESOURCES] = list(dict.fromkeys(uris))
     return Stream(request_id, frozenset(methods), frozenset(honoured.get(RESOURCES, ())), honoured)
+
+
+def _uris(asked: JSONObject) -> Optional[List[str]]:
+    """The resource URIs a listen filter asks for (None: it asks for none).
+
+    Raises:
+        MCPError: ``-32602``, they are not a list of strings.
+    """
+    uris = asked.get(RESOURCES)
+    if uris is not None and (not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris)):
+        raise MCPError(rpc.INVALID_PARAMS, f"Invalid params: {RESOURCES!r} must be a list of URIs")
+    return uris
 
 
 def _offers(capabilities: JSONObject, kind: str, feature: str) -> bool:

@@ -16,7 +16,7 @@ changes, on the dispatcher thread. :func:`handle` never blocks;
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .._protocol import methods
 from .._protocol.methods import (
@@ -47,38 +47,45 @@ _NEEDS = methods.CAPABILITIES
 
 def handle(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
     """Answer a protocol request (no user code runs here); ``session`` is the connection's, which it may change."""
-    method, params, settings = run.method, run.params, side.settings
     _require_capability(side, run)
-    if method == INITIALIZE:
-        return _initialize(side, session, params)
-    if method == PING:
-        return {}
-    if method == SERVER_DISCOVER:
-        result: JSONObject = {"supportedVersions": list(settings.modern_versions),
-                              "capabilities": side.capabilities("modern")}
-        if settings.instructions is not None:
-            result["instructions"] = settings.instructions
-        return result
-    if method in (RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE):
-        uri = _string(params, "uri")
-        if method == RESOURCES_SUBSCRIBE:
-            session.subscriptions.add(uri)
-        else:
-            session.subscriptions.discard(uri)
-        return {}
-    if method == LOGGING_SET_LEVEL:
-        level = params.get("level")
-        if level not in LOG_LEVELS:
-            raise MCPError(rpc.INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        session.log_level = str(level)
-        return {}
-    if method == COMPLETION_COMPLETE:
-        return _complete(side, params)
-    if method in SKILL_METHODS:
-        return _skills(side, run)
-    listings = side.registry.listings()
-    key = methods.LIST_KEYS[method]
-    return _page(settings.page_size, listings[key], params, key)
+    return _PROTOCOL_HANDLERS.get(run.method, _list)(side, session, run)
+
+
+def _ping(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    return {}
+
+
+def _discover(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    settings = side.settings
+    result: JSONObject = {"supportedVersions": list(settings.modern_versions),
+                          "capabilities": side.capabilities("modern")}
+    if settings.instructions is not None:
+        result["instructions"] = settings.instructions
+    return result
+
+
+def _subscribe(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    session.subscriptions.add(_string(run.params, "uri"))
+    return {}
+
+
+def _unsubscribe(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    session.subscriptions.discard(_string(run.params, "uri"))
+    return {}
+
+
+def _set_level(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    level = run.params.get("level")
+    if level not in LOG_LEVELS:
+        raise MCPError(rpc.INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+    session.log_level = str(level)
+    return {}
+
+
+def _list(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    """A ``*/list`` request: a page of the registry's listing of its kind."""
+    key = methods.LIST_KEYS[run.method]
+    return _page(side.settings.page_size, side.registry.listings()[key], run.params, key)
 
 
 def _require_capability(side: ServerSide, run: Invocation) -> None:
@@ -88,8 +95,8 @@ def _require_capability(side: ServerSide, run: Invocation) -> None:
         raise MCPError(rpc.METHOD_NOT_FOUND, f"Method not found: {run.method} (this server offers no {needed})")
 
 
-def _initialize(side: ServerSide, session: LegacySession, params: JSONObject) -> JSONObject:
-    settings = side.settings
+def _initialize(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    settings, params = side.settings, run.params
     requested = params.get("protocolVersion")
     if not settings.legacy_versions:
         raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: this server does not speak "
@@ -127,9 +134,9 @@ def _page(size: Optional[int], items: List[JSONObject], params: JSONObject, key:
     return result
 
 
-def _complete(side: ServerSide, params: JSONObject) -> JSONObject:
-    ref = params.get("ref")
-    argument = params.get("argument")
+def _complete(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
+    ref = run.params.get("ref")
+    argument = run.params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):
         raise MCPError(rpc.INVALID_PARAMS, "Invalid params: completion/complete needs ref and argument")
     target = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
@@ -184,7 +191,7 @@ def _call_tool(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:
     return tool_result(value)
 
 
-def _skills(side: ServerSide, run: Invocation) -> JSONObject:
+def _skills(side: ServerSide, session: LegacySession, run: Invocation) -> JSONObject:
     """``skills/list`` (paged like every list) and ``skills/get`` (by the ``SKILL.md`` URI)."""
     extensions = side.capabilities(run.era).get("extensions")
     if not isinstance(extensions, dict) or SKILLS_EXTENSION not in extensions:
@@ -198,6 +205,14 @@ def _skills(side: ServerSide, run: Invocation) -> JSONObject:
     if found is None:
         raise MCPError(rpc.INVALID_PARAMS, f"No skill is served at {uri}", {"uri": uri})
     return {"skill": found.entry()}
+
+
+#: Who answers each protocol request, all called as ``(side, session, run)``; any other method is a ``*/list``.
+_PROTOCOL_HANDLERS: Dict[str, Callable[[ServerSide, LegacySession, Invocation], JSONObject]] = {
+    **dict.fromkeys(SKILL_METHODS, _skills),
+    INITIALIZE: _initialize, PING: _ping, SERVER_DISCOVER: _discover, RESOURCES_SUBSCRIBE: _subscribe,
+    RESOURCES_UNSUBSCRIBE: _unsubscribe, LOGGING_SET_LEVEL: _set_level, COMPLETION_COMPLETE: _complete,
+}
 
 
 def _read_resource(side: ServerSide, run: Invocation, ctx: Context) -> JSONObject:

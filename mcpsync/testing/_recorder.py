@@ -19,7 +19,7 @@ import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, List, Mapping, Optional, Tuple, TypeVar
 
 from .._protocol.methods import TOOLS_CALL
 from .._rpc.jsonrpc import JSONObject, RequestId
@@ -256,8 +256,7 @@ class Recorder:
         if not calls:
             called = sorted({r.tool for r in self.requests if r.tool and r.refused is None})
             raise AssertionError(f"Tool {name!r} was not called (called: {called or 'none'}){self._refusals(name)}")
-        if arguments and not any(all(key in call and call[key] == value for key, value in arguments.items())
-                                 for call in calls):
+        if arguments and not any(_has_arguments(call, arguments) for call in calls):
             raise AssertionError(f"Tool {name!r} was not called with {arguments!r}; its calls: {calls!r}"
                                  f"{self._refusals(name)}")
 
@@ -274,3 +273,8 @@ class Recorder:
             return ""
         return (f"; {len(refused)} call(s) of it were refused before it ran, the first with "
                 f"{refused[0].arguments!r}: {refused[0].refused}")
+
+
+def _has_arguments(call: Mapping[str, Any], arguments: Mapping[str, Any]) -> bool:
+    """``call``'s arguments include every one of ``arguments``, with the same value."""
+    return all(key in call and call[key] == value for key, value in arguments.items())

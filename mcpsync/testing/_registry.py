@@ -311,17 +311,22 @@ def tool_result(value: Any) -> JSONObject:
     """
     if isinstance(value, CallToolResult):
         return value.to_dict()
-    if isinstance(value, MCPObject):
-        return {"content": [_block(value)]}
-    if value is None:
-        return {"content": []}
-    if isinstance(value, str):
-        return {"content": [_text(value)]}
-    if isinstance(value, (list, tuple)) and value and all(_is_block(item) for item in value):
-        return {"content": [_block(item) for item in value]}
     if isinstance(value, dict):
         return {"content": [_text(json.dumps(value))], "structuredContent": value}
-    return {"content": [_text(json.dumps(value))]}
+    return {"content": _tool_content(value)}
+
+
+def _tool_content(value: Any) -> List[JSONObject]:
+    """The content blocks for a tool's return value that is neither a result nor a dict."""
+    if isinstance(value, MCPObject):
+        return [_block(value)]
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [_text(value)]
+    if isinstance(value, (list, tuple)) and value and all(_is_block(item) for item in value):
+        return [_block(item) for item in value]
+    return [_text(json.dumps(value))]
 
 
 def resource_contents(uri: str, mime_type: Optional[str], value: Any) -> List[JSONObject]:
@@ -335,16 +340,21 @@ def resource_contents(uri: str, mime_type: Optional[str], value: Any) -> List[JS
         return [item.to_dict() for item in value.contents]
     if isinstance(value, ResourceContents):
         return [value.to_dict()]
-    if isinstance(value, (bytes, bytearray)):
-        return [{"uri": uri, "mimeType": mime_type or "application/octet-stream",
-                 "blob": base64.b64encode(bytes(value)).decode("ascii")}]
-    if isinstance(value, str):
-        return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]
-    if isinstance(value, dict) and ("text" in value or "blob" in value):
-        return [{"uri": uri, **value}]
     if isinstance(value, list) and value and all(isinstance(v, (str, bytes, dict, ResourceContents)) for v in value):
         return [entry for item in value for entry in resource_contents(uri, mime_type, item)]
-    return [{"uri": uri, "mimeType": mime_type or "application/json", "text": json.dumps(value)}]
+    return [_one_contents(uri, mime_type, value)]
+
+
+def _one_contents(uri: str, mime_type: Optional[str], value: Any) -> JSONObject:
+    """The one contents entry for a resource function's value that is not a list of entries."""
+    if isinstance(value, (bytes, bytearray)):
+        return {"uri": uri, "mimeType": mime_type or "application/octet-stream",
+                "blob": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, str):
+        return {"uri": uri, "mimeType": mime_type or "text/plain", "text": value}
+    if isinstance(value, dict) and ("text" in value or "blob" in value):
+        return {"uri": uri, **value}
+    return {"uri": uri, "mimeType": mime_type or "application/json", "text": json.dumps(value)}
 
 
 def prompt_result(value: Any, description: Optional[str]) -> JSONObject:

@@ -35,6 +35,26 @@ _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 def type_schema(annotation: Any) -> JSONObject:
     """The JSON Schema for one Python type annotation (``{}`` when it cannot say)."""
+    plain = _plain_schema(annotation)
+    if plain is not None:
+        return plain
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _annotated_schema(args)
+    if _is_union(annotation, origin):
+        return _union_schema(args)
+    if origin is typing.Literal:
+        return _enum_schema(list(args))
+    if annotation in _SEQUENCES or origin in _SEQUENCES:
+        return _array_schema(args)
+    if annotation in _MAPPINGS or origin in _MAPPINGS:
+        return _object_schema(args)
+    return {}
+
+
+def _plain_schema(annotation: Any) -> Optional[JSONObject]:
+    """The schema of an annotation that is no generic alias (none, a JSON scalar type, an Enum), or None."""
     if annotation is inspect.Parameter.empty or annotation is Any:
         return {}
     if annotation is _NONE_TYPE or annotation is None:
@@ -43,33 +63,39 @@ def type_schema(annotation: Any) -> JSONObject:
         return {"type": _JSON_TYPES[annotation]}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return _enum_schema([member.value for member in annotation])
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        schema = type_schema(args[0])
-        notes = [note for note in args[1:] if isinstance(note, str)]
-        if notes:
-            schema["description"] = " ".join(notes)
-        return schema
-    if origin is typing.Union or (_UNION_TYPE is not None and isinstance(annotation, _UNION_TYPE)):
-        return _union_schema(args)
-    if origin is typing.Literal:
-        return _enum_schema(list(args))
-    if annotation in _SEQUENCES or origin in _SEQUENCES:
-        schema = {"type": "array"}
-        if args and args[0] is not Ellipsis:
-            items = type_schema(args[0])
-            if items:
-                schema["items"] = items
-        return schema
-    if annotation in _MAPPINGS or origin in _MAPPINGS:
-        schema = {"type": "object"}
-        if len(args) == 2:
-            values = type_schema(args[1])
-            if values:
-                schema["additionalProperties"] = values
-        return schema
-    return {}
+    return None
+
+
+def _is_union(annotation: Any, origin: Any) -> bool:
+    """``Union[...]``, ``Optional[...]`` or ``X | Y``."""
+    return origin is typing.Union or (_UNION_TYPE is not None and isinstance(annotation, _UNION_TYPE))
+
+
+def _annotated_schema(args: Tuple[Any, ...]) -> JSONObject:
+    """``Annotated[X, "text", ...]``: X's schema, the strings among the notes its description."""
+    schema = type_schema(args[0])
+    notes = [note for note in args[1:] if isinstance(note, str)]
+    if notes:
+        schema["description"] = " ".join(notes)
+    return schema
+
+
+def _array_schema(args: Tuple[Any, ...]) -> JSONObject:
+    """A sequence type's schema: an array, of items of the first argument's schema if it says one."""
+    schema: JSONObject = {"type": "array"}
+    items = type_schema(args[0]) if args and args[0] is not Ellipsis else {}
+    if items:
+        schema["items"] = items
+    return schema
+
+
+def _object_schema(args: Tuple[Any, ...]) -> JSONObject:
+    """A mapping type's schema: an object, its values of the second argument's schema if it says one."""
+    schema: JSONObject = {"type": "object"}
+    values = type_schema(args[1]) if len(args) == 2 else {}
+    if values:
+        schema["additionalProperties"] = values
+    return schema
 
 
 def _union_schema(args: Tuple[Any, ...]) -> JSONObject:
@@ -157,14 +183,29 @@ def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
     members when ``additionalProperties`` is false, and ``type``/``enum`` of
     each member (recursing into array items and ``anyOf``).
     """
+    properties = schema.get("properties") or {}
+    return (_missing(schema, arguments) or _unexpected(schema, properties, arguments)
+            or _mistyped(properties, arguments))
+
+
+def _missing(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> Optional[str]:
     for name in schema.get("required") or ():
         if name not in arguments:
             return f"missing required argument {name!r}"
-    properties = schema.get("properties") or {}
-    if schema.get("additionalProperties") is False:
-        unknown = sorted(set(arguments) - set(properties))
-        if unknown:
-            return f"unexpected argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+    return None
+
+
+def _unexpected(schema: Mapping[str, Any], properties: Mapping[str, Any],
+                arguments: Mapping[str, Any]) -> Optional[str]:
+    if schema.get("additionalProperties") is not False:
+        return None
+    unknown = sorted(set(arguments) - set(properties))
+    if unknown:
+        return f"unexpected argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+    return None
+
+
+def _mistyped(properties: Mapping[str, Any], arguments: Mapping[str, Any]) -> Optional[str]:
     for name, value in arguments.items():
         member = properties.get(name)
         if isinstance(member, dict) and not _matches(member, value):
@@ -177,15 +218,20 @@ def _matches(schema: Mapping[str, Any], value: Any) -> bool:
         return False
     if "anyOf" in schema and not any(_matches(option, value) for option in schema["anyOf"]):
         return False
-    kind = schema.get("type")
-    if kind is not None:
-        kinds = kind if isinstance(kind, list) else [kind]
-        if not any(_is_kind(value, k) for k in kinds):
-            return False
+    if not _has_type(value, schema.get("type")):
+        return False
     items = schema.get("items")
     if isinstance(value, list) and isinstance(items, dict):
         return all(_matches(items, item) for item in value)
     return True
+
+
+def _has_type(value: Any, kind: Any) -> bool:
+    """``value`` is of the schema's ``type`` (one name or a list of them; None: any type)."""
+    if kind is None:
+        return True
+    kinds = kind if isinstance(kind, list) else [kind]
+    return any(_is_kind(value, k) for k in kinds)
 
 
 def _is_kind(value: Any, kind: str) -> bool:

@@ -191,12 +191,31 @@ def target(url: str) -> Target:
         EgressRefused: (``rule="unreadable"``) a parser cannot read it, or the two read different
             origins (a backslash or ``@`` in the authority, say).
     """
+    where = _shown_target(url)
+    mine, theirs = _both_readings(url, where)
+    if mine != theirs or not mine[1] or _unsafe_character(mine[1]):
+        raise EgressRefused(f"Refusing to send a request to {where}: its host cannot be read unambiguously "
+                            "(URL parsers disagree about it)", url=where, rule="unreadable")
+    return mine
+
+
+def _shown_target(url: str) -> str:
+    """``url`` as a refusal shows it: without its secrets, escaped if it holds unsafe characters."""
+    try:
+        return display_url(url) if not _unsafe_character(url) else shown(url)
+    except ValueError:
+        return shown(url)
+
+
+def _both_readings(url: str, where: str) -> Tuple[Target, Target]:
+    """``url``'s (scheme, host, port) as the standard library and as urllib3 read it, each with the
+    scheme's default port when it names none.
+
+    Raises:
+        EgressRefused: (``rule="unreadable"``) either parser cannot read it.
+    """
     from urllib3.util import parse_url  # noqa: PLC0415 (the HTTP stack is loaded by then)
 
-    try:
-        where = display_url(url) if not _unsafe_character(url) else shown(url)
-    except ValueError:
-        where = shown(url)
     try:
         parts = urlsplit(url)
         mine: Target = ((parts.scheme or "").lower(), (parts.hostname or "").lower(), parts.port)
@@ -205,12 +224,12 @@ def target(url: str) -> Target:
     except ValueError as exc:
         raise EgressRefused(f"Refusing to send a request to {where}: its address cannot be read (a bad port, "
                             "host or IPv6 literal)", url=where, rule="unreadable") from exc
-    mine = (mine[0], mine[1], mine[2] if mine[2] is not None else _DEFAULT_PORTS.get(mine[0]))
-    theirs = (theirs[0], theirs[1], theirs[2] if theirs[2] is not None else _DEFAULT_PORTS.get(theirs[0]))
-    if mine != theirs or not mine[1] or _unsafe_character(mine[1]):
-        raise EgressRefused(f"Refusing to send a request to {where}: its host cannot be read unambiguously "
-                            "(URL parsers disagree about it)", url=where, rule="unreadable")
-    return mine
+    return _with_default_port(mine), _with_default_port(theirs)
+
+
+def _with_default_port(where: Target) -> Target:
+    scheme, host, port = where
+    return scheme, host, port if port is not None else _DEFAULT_PORTS.get(scheme)
 
 
 def _target_text(where: Target) -> str:
@@ -360,24 +379,24 @@ class DiscoveryGate(Gate):
         verb = "fetch" if method == "GET" else "send a request to"
         shown, server = display_url(url), display_url(self.server_url or "")
         if self.server_class != LOOPBACK:
-            if scheme != "https":
-                raise EgressRefused(f"Refusing to {verb} {shown}: the MCP server {server} is not on this machine, "
-                                    "so the URLs its metadata names must be https", url=shown, rule="address")
-            if "@" in urlsplit(url).netloc:
-                raise EgressRefused(f"Refusing to {verb} {shown}: its host cannot be read unambiguously", url=shown,
-                                    rule="unreadable")
+            _check_remote_named(url, scheme, verb, shown, server)
         for address in self._addresses(host, port or 443, shown):
-            kind = address_class(address)
-            if kind == METADATA:
-                raise EgressRefused(f"Refusing to {verb} {shown}: {host} is {address}, a cloud metadata service "
-                                    "address, which hands out this machine's credentials; mcpsync never sends a "
-                                    "request there", url=shown, rule="metadata")
-            if kind not in _ALLOWED[self.server_class]:
-                where_text = f"{host} is {address}" if address != host else f"{host} is"
-                raise EgressRefused(f"Refusing to {verb} {shown}: {where_text} a {kind} address, and the MCP server "
-                                    f"{server} is {self.server_class}: a remote server may not point mcpsync at this "
-                                    "machine or its network. If this is your own setup, connect to the MCP server "
-                                    "by a local address", url=shown, rule="address")
+            self._check_address(address, host, verb, shown, server)
+
+    def _check_address(self, address: str, host: str, verb: str, shown: str, server: str) -> None:
+        """Refuse ``address`` (one that ``host`` resolved to) if it is a metadata service's, or of a
+        class the MCP server's own class may not point at."""
+        kind = address_class(address)
+        if kind == METADATA:
+            raise EgressRefused(f"Refusing to {verb} {shown}: {host} is {address}, a cloud metadata service "
+                                "address, which hands out this machine's credentials; mcpsync never sends a "
+                                "request there", url=shown, rule="metadata")
+        if kind not in _ALLOWED[self.server_class]:
+            where_text = f"{host} is {address}" if address != host else f"{host} is"
+            raise EgressRefused(f"Refusing to {verb} {shown}: {where_text} a {kind} address, and the MCP server "
+                                f"{server} is {self.server_class}: a remote server may not point mcpsync at this "
+                                "machine or its network. If this is your own setup, connect to the MCP server "
+                                "by a local address", url=shown, rule="address")
 
     def _allow_peer(self, where: Target, address: str) -> None:
         if where in self._trusted or self.server_class == LOOPBACK:
@@ -420,3 +439,12 @@ def _is_metadata(host: str) -> bool:
     address = ip_address(host)
     return address is not None and address in METADATA_ADDRESSES
 
+
+def _check_remote_named(url: str, scheme: str, verb: str, shown: str, server: str) -> None:
+    """What a URL named by a server not on this machine must be: https, with no userinfo."""
+    if scheme != "https":
+        raise EgressRefused(f"Refusing to {verb} {shown}: the MCP server {server} is not on this machine, "
+                            "so the URLs its metadata names must be https", url=shown, rule="address")
+    if "@" in urlsplit(url).netloc:
+        raise EgressRefused(f"Refusing to {verb} {shown}: its host cannot be read unambiguously", url=shown,
+                            rule="unreadable")

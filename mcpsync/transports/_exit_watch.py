@@ -18,18 +18,19 @@ Thread safety: :func:`watch` and :meth:`Watch.cancel` may be called from any thr
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:
+    import select  # annotations only: the watcher thread loads it
     import subprocess  # annotations only: it loads when a server starts
 
+from .._log import getLogger
 from .. import _fork
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 __all__ = ["Watch", "watch"]
 
@@ -108,6 +109,23 @@ def _report(entry: Watch) -> None:
         log.debug("Closing a transport whose server exited failed", exc_info=True)
 
 
+def _wait(poller: "select.poll", polled: Dict[int, Watch], wake_r: int, waits: List[float]) -> None:
+    """The watcher thread's wait: until a polled server exits (its reader then has ``grace`` seconds
+    to see EOF), the wake-up pipe is written, or the soonest grace in ``waits`` is over."""
+    timeout = max(0.0, min(waits)) * 1000 if waits else None
+    for fd, _events in poller.poll(timeout):
+        if fd == wake_r:
+            try:
+                os.read(wake_r, 4096)
+            except (BlockingIOError, OSError):
+                pass
+            continue
+        exited = polled.pop(fd, None)
+        if exited is not None:
+            poller.unregister(fd)
+            exited.due = time.monotonic() + exited.grace
+
+
 class _SharedWatcher:
     """The one thread that polls every watched server's process file descriptor."""
 
@@ -148,49 +166,50 @@ class _SharedWatcher:
         polled: Dict[int, Watch] = {}
         try:
             while True:
-                due: List[Watch] = []
                 with self._lock:
-                    for fd, entry in list(self._entries.items()):
-                        if entry.cancelled or (entry.due is not None and entry.shutting_down.is_set()):
-                            del self._entries[fd]
-                            if fd in polled:
-                                poller.unregister(fd)
-                                del polled[fd]
-                            os.close(fd)
-                        elif entry.due is None and fd not in polled:
-                            poller.register(fd, select.POLLIN)
-                            polled[fd] = entry
+                    self._sync(poller, polled)
                     if not self._entries:
                         # The last watch is gone: end, and let the next watch start a new thread.
                         self._thread = None
                         os.close(self._wake_w)
                         self._wake_r = self._wake_w = -1  # this thread closes its read end as it leaves
                         return
-                    now = time.monotonic()
-                    for fd, entry in list(self._entries.items()):
-                        if entry.due is not None and entry.due <= now:
-                            del self._entries[fd]
-                            os.close(fd)
-                            due.append(entry)
-                    waits = [entry.due - now for entry in self._entries.values() if entry.due is not None]
+                    due, waits = self._take_due()
                 for entry in due:  # exited ``grace`` ago and not shutting down: close it, off this thread
                     threading.Thread(target=_report, args=(entry,), name="mcpsync-stdio-lost", daemon=True).start()
-                if due:
-                    continue
-                timeout = max(0.0, min(waits)) * 1000 if waits else None
-                for fd, _events in poller.poll(timeout):
-                    if fd == wake_r:
-                        try:
-                            os.read(wake_r, 4096)
-                        except (BlockingIOError, OSError):
-                            pass
-                        continue
-                    exited = polled.pop(fd, None)
-                    if exited is not None:  # the process exited: its reader has ``grace`` seconds to see EOF
-                        poller.unregister(fd)
-                        exited.due = time.monotonic() + exited.grace
+                if not due:
+                    _wait(poller, polled, wake_r, waits)
         finally:
             os.close(wake_r)
+
+    def _sync(self, poller: "select.poll", polled: Dict[int, Watch]) -> None:
+        """With the lock held: forget the watches cancelled, or whose server exited while shutting
+        down; poll the pipe of each new one (whose exit is not yet seen)."""
+        import select
+
+        for fd, entry in list(self._entries.items()):
+            if entry.cancelled or (entry.due is not None and entry.shutting_down.is_set()):
+                del self._entries[fd]
+                if fd in polled:
+                    poller.unregister(fd)
+                    del polled[fd]
+                os.close(fd)
+            elif entry.due is None and fd not in polled:
+                poller.register(fd, select.POLLIN)
+                polled[fd] = entry
+
+    def _take_due(self) -> Tuple[List[Watch], List[float]]:
+        """With the lock held: take the watches whose grace after the exit is over; and the seconds
+        until each other exited one's is."""
+        now = time.monotonic()
+        due: List[Watch] = []
+        for fd, entry in list(self._entries.items()):
+            if entry.due is not None and entry.due <= now:
+                del self._entries[fd]
+                os.close(fd)
+                due.append(entry)
+        waits = [entry.due - now for entry in self._entries.values() if entry.due is not None]
+        return due, waits
 
     def after_fork(self) -> None:
         """In a forked child: the thread is gone and the servers are the parent's. Close the copies."""

@@ -21,27 +21,39 @@ first two words: they may hold secrets.
 
 from __future__ import annotations
 
-import logging
 import re
-from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type, Union
 
+from .._log import getLogger
 from .._protocol.transports import HTTP, SSE, STDIO, TYPE_NAMES
 from ..exceptions import ConfigError, HTTPStatusError, SessionExpired
 from ._seam import hand_over
 from ._urls import display_url
 from .base import Transport
-from .sse import SSETransport
 from .stdio import StdioTransport
-from .streamable_http import FALLBACK_STATUSES, StreamableHTTPTransport
+
+if TYPE_CHECKING:
+    from .sse import SSETransport
+    from .streamable_http import StreamableHTTPTransport
 
 __all__ = ["TRANSPORT_OPTIONS", "Target", "config_type", "create_transport", "fallback_for", "options_of", "transport_for"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 Target = Union[str, Sequence[str], Mapping[str, Any], Transport]
 
-#: A config's type (after :data:`~mcpsync._protocol.transports.TYPE_NAMES`) -> the transport class.
-CLASSES: Dict[str, Type[Transport]] = {STDIO: StdioTransport, HTTP: StreamableHTTPTransport, SSE: SSETransport}
+
+
+def classes() -> Dict[str, Type[Transport]]:
+    """A config's type (after :data:`~mcpsync._protocol.transports.TYPE_NAMES`) -> the transport class.
+
+    The HTTP transports load here, on first use, not with ``import mcpsync``: a script that only
+    starts a stdio server never loads them (nor ``requests``' helpers, the egress gate, SSE).
+    """
+    from .sse import SSETransport
+    from .streamable_http import StreamableHTTPTransport
+
+    return {STDIO: StdioTransport, HTTP: StreamableHTTPTransport, SSE: SSETransport}
 
 
 _CO_VARKEYWORDS = 0x08  # code flag of a function taking **kwargs (inspect.CO_VARKEYWORDS)
@@ -65,14 +77,32 @@ def options_of(cls: type) -> FrozenSet[str]:
     return frozenset(found)
 
 
-#: The ``connect()`` options that configure the transport (any transport a target can become);
-#: every other one is the client's.
-TRANSPORT_OPTIONS: FrozenSet[str] = frozenset().union(*(options_of(cls) for cls in CLASSES.values()))
+_STDIO_OPTIONS = options_of(StdioTransport)
+_transport_options: Optional[FrozenSet[str]] = None
+
+
+def all_transport_options() -> FrozenSet[str]:
+    """The ``connect()`` options that configure the transport (any transport a target can become);
+    every other one is the client's."""
+    global _transport_options
+    if _transport_options is None:
+        _transport_options = frozenset().union(*(options_of(cls) for cls in classes().values()))
+    return _transport_options
+
+
+def __getattr__(name: str) -> Any:
+    # CLASSES and TRANSPORT_OPTIONS, read as constants (by the tests), without loading the HTTP
+    # transports at import
+    if name == "CLASSES":
+        return classes()
+    if name == "TRANSPORT_OPTIONS":
+        return all_transport_options()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def config_type(transport: Transport) -> str:
     """The config ``type`` that names ``transport``'s kind: ``stdio``, ``http`` or ``sse`` (another kind as is)."""
-    for name, cls in CLASSES.items():
+    for name, cls in classes().items():
         if transport.kind == cls.kind:
             return name
     return transport.kind
@@ -92,6 +122,9 @@ def fallback_for(transport: Transport, error: BaseException) -> Optional[Transpo
     if callable(own):
         alternate: Optional[Transport] = own(error)
         return alternate
+    from .sse import SSETransport
+    from .streamable_http import FALLBACK_STATUSES, StreamableHTTPTransport
+
     if not (isinstance(transport, StreamableHTTPTransport) and transport.legacy_fallback
             and transport.first_post_refused and isinstance(error, HTTPStatusError)
             and not isinstance(error, SessionExpired) and error.status_code in FALLBACK_STATUSES):
@@ -146,7 +179,7 @@ def _build(config: Dict[str, Any], options: Dict[str, Any]) -> Transport:
         if named is None:
             raise ValueError(f"Unknown transport type {declared!r}: expected 'stdio', 'http' or 'sse'")
         kind = named
-    cls = CLASSES[kind]
+    cls = classes()[kind]
     if "timeout" in config and "timeout" not in options:
         options["timeout"] = float(config["timeout"]) / 1000.0  # config files say milliseconds
     for key in cls.config_keys:
@@ -174,8 +207,10 @@ def transport_for(target: Target, options: Mapping[str, Any]) -> Tuple[Transport
             are, and how to write this one), or transport options were given with a ready
             transport (only ``timeout`` still applies to one). It is also a ``ValueError``.
     """
-    transport_options = {k: v for k, v in options.items() if k in TRANSPORT_OPTIONS}
-    client_options = {k: v for k, v in options.items() if k not in TRANSPORT_OPTIONS}
+    # Which options are the transport's: stdio's own need no HTTP transport loaded to tell
+    known = _STDIO_OPTIONS if options.keys() <= _STDIO_OPTIONS else all_transport_options()
+    transport_options = {k: v for k, v in options.items() if k in known}
+    client_options = {k: v for k, v in options.items() if k not in known}
     if isinstance(target, Transport):
         if "timeout" in transport_options:  # the one option a ready transport can still take
             client_options["timeout"] = transport_options.pop("timeout")

@@ -10,13 +10,13 @@ session comes from :mod:`._http_session`, the meaning of HTTP answers from
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
+from .._log import getLogger
 from .._rpc import delivery
 from .._rpc import jsonrpc as rpc
 from .._rpc.engine import DEFAULT_TIMEOUT
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "HTTPTransportBase", "new_session"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 
 class HTTPTransportBase(Transport):

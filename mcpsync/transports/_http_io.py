@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Type
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple, Type
 
 from ..exceptions import (
     ConnectError, ConnectionLost, HTTPStatusError, MCPSyncError, ProtocolError, RequestTimeout, ServerUnreachable,
@@ -120,13 +120,7 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
     that says "no MCP endpoint here" (404, 405, 501...) gets :func:`endpoint_advice`.
     """
     if 300 <= response.status_code < 400 and response.headers.get("Location"):
-        from urllib.parse import urljoin  # noqa: PLC0415 (only a redirect that was not followed needs it)
-
-        shown = display_url(urljoin(response.url or "", response.headers["Location"]))
-        if not shown.isprintable():  # a hostile Location's control characters are shown escaped
-            shown = ascii(shown)
-        prefix = (f"{prefix}A redirect to {shown} was not followed (a redirect's body may be at most "
-                  f"{REDIRECT_BODY_LIMIT} bytes, and only 301, 302, 303, 307 and 308 are followed): ")
+        prefix += _unfollowed(response)
         raw = b""  # the body was read, within the bound, or is too large to quote
     try:
         if raw is None:
@@ -138,13 +132,28 @@ def status_error(response: "requests.Response", *, cls: Type[HTTPStatusError] = 
     message = f"{prefix}HTTP {response.status_code}: {text}" if text else f"{prefix}HTTP {response.status_code}"
     if first:
         message += endpoint_advice(response.url or "", first, response.status_code)
-    hints = [f"{name}: {response.headers[name]}" for name in ("WWW-Authenticate", "Mcp-Auth-Server")
-             if response.headers.get(name)]
-    if hints:
-        message += " (" + "; ".join(hints) + ")"
+    message += _auth_hints(response)
     return cls(message, status_code=response.status_code, headers=dict(response.headers), body=body[:64 * 1024])
 
 
+
+
+def _unfollowed(response: "requests.Response") -> str:
+    """The words for a redirect that came back unfollowed, naming where it pointed."""
+    from urllib.parse import urljoin  # noqa: PLC0415 (only a redirect that was not followed needs it)
+
+    shown = display_url(urljoin(response.url or "", response.headers["Location"]))
+    if not shown.isprintable():  # a hostile Location's control characters are shown escaped
+        shown = ascii(shown)
+    return (f"A redirect to {shown} was not followed (a redirect's body may be at most "
+            f"{REDIRECT_BODY_LIMIT} bytes, and only 301, 302, 303, 307 and 308 are followed): ")
+
+
+def _auth_hints(response: "requests.Response") -> str:
+    """`` (WWW-Authenticate: ...; Mcp-Auth-Server: ...)`` for those the response carries, or ""."""
+    hints = [f"{name}: {response.headers[name]}" for name in ("WWW-Authenticate", "Mcp-Auth-Server")
+             if response.headers.get(name)]
+    return " (" + "; ".join(hints) + ")" if hints else ""
 
 
 def body_summary(body: str, kind: str = "") -> str:
@@ -229,43 +238,10 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
         return exc
     # Lazy: ``import mcpsync`` must not load the HTTP stack (only an HTTP failure gets here).
     import requests  # noqa: PLC0415
-    from urllib3.exceptions import ConnectTimeoutError, NewConnectionError  # noqa: PLC0415
 
     where = display_url(url)
-    if isinstance(exc, requests.exceptions.SSLError):
-        return ConnectError(f"TLS error talking to {where}: {_tls_reason(exc)}")
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return ServerUnreachable(f"Cannot connect to {where}: {_connect_reason(exc, url)}",
-                                 may_have_reached_server=False)
-    if isinstance(exc, requests.exceptions.ProxyError):
-        return ConnectError(f"Cannot connect to {where} through the proxy: {_connect_reason(exc, url)} (check "
-                            "the HTTPS_PROXY/HTTP_PROXY settings, or pass trust_env=False to ignore them)")
-    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
-                        requests.exceptions.InvalidSchema)):
-        return ConnectError(f"Invalid URL {where}: {_reason(exc)}")
-    if isinstance(exc, requests.exceptions.ReadTimeout):
-        return RequestTimeout(f"HTTP read from {where} timed out")
-    if isinstance(exc, requests.exceptions.ConnectionError):
-        reason = exc.args[0] if exc.args else None
-        cause = getattr(reason, "reason", reason)
-        if isinstance(cause, (NewConnectionError, ConnectTimeoutError, ConnectionRefusedError)):
-            return ServerUnreachable(f"Cannot connect to {where}: {_connect_reason(exc, url)}",
-                                     may_have_reached_server=False)
-        return ConnectionLost(f"Connection to {where} lost: {_lost_reason(exc)}")
-    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
-        return ConnectionLost(f"Connection to {where} lost: {_lost_reason(exc)}")
-    if isinstance(exc, requests.exceptions.InvalidHeader):
-        # requests quotes the refused value (often a token): name the header, never show the value.
-        tb, header = exc.__traceback__, None
-        while tb is not None and header is None:  # requests.utils.check_header_validity's (name, value)
-            frame = tb.tb_frame
-            found = frame.f_locals.get("header") if frame.f_globals.get("__name__") == "requests.utils" else None
-            header, tb = (found if isinstance(found, tuple) and len(found) == 2 else None), tb.tb_next
-        named = f"header {str(header[0])!r}" if header is not None else "a header"
-        return TransportError(f"HTTP request to {where} not sent: {named} has a line break, control character or "
-                              "leading whitespace that HTTP does not allow (its value is not shown); fix the header")
     if isinstance(exc, requests.exceptions.RequestException):
-        return TransportError(f"HTTP request to {where} failed: {_reason(exc)}")
+        return _from_requests(exc, url, where)
     import http.client  # noqa: PLC0415 (lazy, as above)
 
     from urllib3.exceptions import HTTPError as Urllib3Error, ReadTimeoutError  # noqa: PLC0415
@@ -275,6 +251,61 @@ def translate(exc: BaseException, url: str) -> MCPSyncError:
     if isinstance(exc, (Urllib3Error, http.client.HTTPException, OSError)):
         return ConnectionLost(f"Connection to {where} lost: {_lost_reason(exc)}")
     return TransportError(f"HTTP exchange with {where} failed: {type(exc).__name__}: {exc}")
+
+
+def _from_requests(exc: "requests.RequestException", url: str, where: str) -> MCPSyncError:
+    """:func:`translate` for one of requests' own errors."""
+    import requests  # noqa: PLC0415 (loaded already: ``exc`` is one of its errors)
+
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return _from_connection_error(exc, url, where)
+    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
+                        requests.exceptions.InvalidSchema)):
+        return ConnectError(f"Invalid URL {where}: {_reason(exc)}")
+    if isinstance(exc, requests.exceptions.ReadTimeout):
+        return RequestTimeout(f"HTTP read from {where} timed out")
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return ConnectionLost(f"Connection to {where} lost: {_lost_reason(exc)}")
+    if isinstance(exc, requests.exceptions.InvalidHeader):
+        return TransportError(f"HTTP request to {where} not sent: {_refused_header(exc)} has a line break, control "
+                              "character or leading whitespace that HTTP does not allow (its value is not shown); "
+                              "fix the header")
+    return TransportError(f"HTTP request to {where} failed: {_reason(exc)}")
+
+
+def _from_connection_error(exc: "requests.ConnectionError", url: str, where: str) -> MCPSyncError:
+    """:func:`translate` for requests' ConnectionError and its kinds (TLS, connect timeout, proxy)."""
+    import requests  # noqa: PLC0415 (loaded already: ``exc`` is one of its errors)
+    from urllib3.exceptions import ConnectTimeoutError, NewConnectionError  # noqa: PLC0415
+
+    if isinstance(exc, requests.exceptions.SSLError):
+        return ConnectError(f"TLS error talking to {where}: {_tls_reason(exc)}")
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return ServerUnreachable(f"Cannot connect to {where}: {_connect_reason(exc, url)}",
+                                 may_have_reached_server=False)
+    if isinstance(exc, requests.exceptions.ProxyError):
+        return ConnectError(f"Cannot connect to {where} through the proxy: {_connect_reason(exc, url)} (check "
+                            "the HTTPS_PROXY/HTTP_PROXY settings, or pass trust_env=False to ignore them)")
+    reason = exc.args[0] if exc.args else None
+    cause = getattr(reason, "reason", reason)
+    if isinstance(cause, (NewConnectionError, ConnectTimeoutError, ConnectionRefusedError)):
+        return ServerUnreachable(f"Cannot connect to {where}: {_connect_reason(exc, url)}",
+                                 may_have_reached_server=False)
+    return ConnectionLost(f"Connection to {where} lost: {_lost_reason(exc)}")
+
+
+def _refused_header(exc: BaseException) -> str:
+    """``header 'Name'`` for the header requests refused (``a header`` if it cannot be told).
+
+    requests quotes the refused value (often a token): the header is named, its value never shown.
+    The name is found in requests.utils.check_header_validity's ``header`` (name, value) local.
+    """
+    tb, header = exc.__traceback__, None
+    while tb is not None and header is None:
+        frame = tb.tb_frame
+        found = frame.f_locals.get("header") if frame.f_globals.get("__name__") == "requests.utils" else None
+        header, tb = (found if isinstance(found, tuple) and len(found) == 2 else None), tb.tb_next
+    return f"header {str(header[0])!r}" if header is not None else "a header"
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -293,11 +324,13 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 def _connect_reason(exc: BaseException, url: str) -> str:
     """Why a connection could not be made, in words (never urllib3's pool and connection reprs)."""
-    import errno  # noqa: PLC0415
-    import socket  # noqa: PLC0415
-    from urllib.parse import urlsplit  # noqa: PLC0415
+    host, where = _host_port(url)
+    return _unreachable(exc, host, where) or _slow_to_accept(exc, where) or _os_reason(exc, where) or _reason(exc)
 
-    from urllib3.exceptions import ConnectTimeoutError  # noqa: PLC0415
+
+def _host_port(url: str) -> Tuple[str, str]:
+    """``(host, "host:port")`` of ``url``, for a message (``[host]:port`` for an IPv6 address)."""
+    from urllib.parse import urlsplit  # noqa: PLC0415
 
     parts = urlsplit(url)
     host = parts.hostname or "?"
@@ -305,7 +338,15 @@ def _connect_reason(exc: BaseException, url: str) -> str:
         port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
     except ValueError:
         port = 0
-    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return host, (f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+
+
+def _unreachable(exc: BaseException, host: str, where: str) -> str:
+    """Why no connection could be made, if anything in ``exc``'s chain says the host could not be
+    found, refused it or has no route ("" if nothing does)."""
+    import errno  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+
     for inner in _chain(exc):
         if isinstance(inner, socket.gaierror):
             return f"the host name {host!r} could not be resolved ({inner.strerror or inner}); check the URL's host"
@@ -314,15 +355,30 @@ def _connect_reason(exc: BaseException, url: str) -> str:
                     "host and port?")
         if getattr(inner, "errno", None) in (errno.ENETUNREACH, errno.EHOSTUNREACH):
             return f"there is no network route to {where} ({getattr(inner, 'strerror', None) or inner})"
+    return ""
+
+
+def _slow_to_accept(exc: BaseException, where: str) -> str:
+    """The words for a connect that timed out, if one in ``exc``'s chain did ("" if none did)."""
+    import errno  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+
+    from urllib3.exceptions import ConnectTimeoutError  # noqa: PLC0415
+
     for inner in _chain(exc):  # urllib3's NewConnectionError is a ConnectTimeoutError too: only a real timeout
         if type(inner) is ConnectTimeoutError or isinstance(inner, socket.timeout) or getattr(
                 inner, "errno", None) == errno.ETIMEDOUT:
             return (f"{where} did not accept the connection in time (connect_timeout); is the host right, and "
                     "does a firewall let the connection through?")
+    return ""
+
+
+def _os_reason(exc: BaseException, where: str) -> str:
+    """The operating system's words for the first OS error in ``exc``'s chain that has them, or ""."""
     for inner in _chain(exc):
         if isinstance(inner, OSError) and inner.strerror:
             return f"{inner.strerror} ({where})"
-    return _reason(exc)
+    return ""
 
 
 def _tls_reason(exc: BaseException) -> str:
@@ -341,21 +397,10 @@ def _tls_reason(exc: BaseException) -> str:
 
 def _lost_reason(exc: BaseException) -> str:
     """Why an open connection failed, without urllib3's pool and connection reprs."""
-    import http.client  # noqa: PLC0415
-
     for inner in _chain(exc):
-        if isinstance(inner, http.client.RemoteDisconnected):
-            return "the server closed the connection without answering"
-        if isinstance(inner, ConnectionResetError):
-            return "the server reset the connection"
-        if isinstance(inner, BrokenPipeError):
-            return "the server closed the connection while the request was sent"
-        if isinstance(inner, http.client.IncompleteRead) or type(inner).__name__ == "InvalidChunkLength":
-            read, more = getattr(inner, "partial", None), getattr(inner, "expected", None)
-            read = len(read) if isinstance(read, bytes) else read
-            counts = f" ({read} bytes read, {more} more expected)" if isinstance(read, int) and \
-                isinstance(more, int) else ""
-            return f"the server closed the connection in the middle of its response{counts}"
+        said = _broke(inner)
+        if said:
+            return said
     for inner in _chain(exc):
         if isinstance(inner, OSError) and inner.strerror:
             return inner.strerror
@@ -363,6 +408,25 @@ def _lost_reason(exc: BaseException) -> str:
     if len(exc.args) > 1 and isinstance(first, str):  # urllib3's ("Connection broken: ...", inner): no tuple repr
         return _reason(ValueError(first))
     return _reason(exc)
+
+
+def _broke(inner: BaseException) -> str:
+    """How the server ended the connection, if ``inner`` (one error of a chain) says ("" if not)."""
+    import http.client  # noqa: PLC0415
+
+    if isinstance(inner, http.client.RemoteDisconnected):
+        return "the server closed the connection without answering"
+    if isinstance(inner, ConnectionResetError):
+        return "the server reset the connection"
+    if isinstance(inner, BrokenPipeError):
+        return "the server closed the connection while the request was sent"
+    if isinstance(inner, http.client.IncompleteRead) or type(inner).__name__ == "InvalidChunkLength":
+        read, more = getattr(inner, "partial", None), getattr(inner, "expected", None)
+        read = len(read) if isinstance(read, bytes) else read
+        counts = f" ({read} bytes read, {more} more expected)" if isinstance(read, int) and \
+            isinstance(more, int) else ""
+        return f"the server closed the connection in the middle of its response{counts}"
+    return ""
 
 
 def _reason(exc: BaseException) -> str:

@@ -10,11 +10,11 @@ is built, never by ``import mcpsync``.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
 
+from .._log import getLogger
 from .. import _fork
 from .._version import __version__
 from ..exceptions import CrossOriginRedirect, EgressRefused
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["REDIRECT_BODY_LIMIT", "Exchange", "check_verify", "current_exchange", "drop_inherited", "new_session",
            "prepared_url"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 _owner_lock = threading.Lock()
 _local = threading.local()

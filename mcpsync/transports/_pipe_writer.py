@@ -22,13 +22,13 @@ directly, with nothing in between.
 from __future__ import annotations
 
 import collections
-import logging
 import math
 import os
 import threading
 import time
-from typing import IO, Any, Callable, Deque, List, Optional, Protocol
+from typing import IO, Any, Callable, Deque, List, Optional, Protocol, Tuple
 
+from .._log import getLogger
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.wire import SendCancelled
@@ -39,7 +39,7 @@ from . import _process
 if not _process.IS_WINDOWS:
     import select
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 #: Lines up to this size may be handed to the thread already writing (POSIX keeps
 #: pipe writes this small in one piece); longer ones wait for the pipe themselves.
@@ -51,6 +51,16 @@ SHARE_LIMIT = 4096
 QUEUE_LIMIT = 1024
 #: How often a writer waiting on a full pipe looks at its deadline, its cancel token and close().
 SLICE_SECONDS = 0.05
+
+
+def _end_of(mine: _Line, batch: List[_Line]) -> Optional[int]:
+    """Bytes of ``batch``'s lines up to the end of ``mine`` (None: ``mine`` is not among them)."""
+    size = 0
+    for line in batch:
+        size += len(line.data)
+        if line is mine:
+            return size
+    return None
 
 
 class _Line:
@@ -159,48 +169,16 @@ class PipeWriter:
         if stream is None or self._connection.closed:
             raise self._connection.closed_error()
         if self._poll is None:  # Windows: pipes cannot be non-blocking, so a write waits for the server
-            with self._lock:
-                try:
-                    stream.write(data)
-                    stream.flush()
-                except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
-                    raise self._broken(exc) from exc
+            self._write_blocking(stream, data)
             return
-        lock = self._lock
-        if not self._queue and not self._tail and lock.acquire(False):
+        if not self._queue and not self._tail and self._lock.acquire(False):
             # The pipe is free and nothing waits for it: write the line straight away. Only when
             # the pipe does not take all of it is the general path (queue, tail, deadline) needed.
-            if self._queue or self._tail:  # another writer queued a line just before we took the lock
-                lock.release()
-            else:
-                try:
-                    written = self._write_now(data)
-                except BaseException:
-                    lock.release()
-                    raise
-                if written == len(data):
-                    lock.release()
-                    if self._queue or self._tail_shared:
-                        self._after_release()
-                    return
-                line = _Line(data, message.get("id") if "method" in message else None)
-                if written:  # part of it is out: the rest must follow before any other line
-                    line.taken = True
-                    self._tail = data[written:]
-                else:  # none of it is out: queued first (it held the pipe before any line queued
-                    self._queue.appendleft(line)  # meanwhile), so it may still be withdrawn or dropped
-                self._finish(line, deadline, cancel)
+            if not (self._queue or self._tail):
+                self._write_direct(message, data, deadline, cancel)
                 return
-        line = _Line(data, message.get("id") if "method" in message else None)
-        if len(data) <= SHARE_LIMIT and len(self._queue) < QUEUE_LIMIT:
-            self._queue.append(line)
-            if not lock.acquire(False):
-                return  # the thread writing now sends it (it looks at the queue again before it leaves)
-        else:
-            if not lock.acquire(False):
-                self._wait_for_pipe(deadline, cancel)
-            self._queue.append(line)
-        self._finish(line, deadline, cancel)
+            self._lock.release()  # another writer queued a line just before we took the lock
+        self._write_shared(message, data, deadline, cancel)
 
     #: The wire's timed write is the same method: every write here is bounded by its deadline.
     timed_write = write
@@ -222,7 +200,54 @@ class PipeWriter:
                 return True
         return False
 
+    def _write_blocking(self, stream: IO[bytes], data: bytes) -> None:
+        """Windows: one write that waits for the server (pipes there cannot be non-blocking)."""
+        with self._lock:
+            try:
+                stream.write(data)
+                stream.flush()
+            except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
+                raise self._broken(exc) from exc
+
+    def _write_shared(self, message: JSONObject, data: bytes, deadline: float,
+                      cancel: Optional[CancelToken]) -> None:
+        """The general path: a short line joins the queue (sent by whoever holds the pipe); a long one,
+        or one that finds the queue full, waits for the pipe by ``deadline`` itself."""
+        line = _Line(data, message.get("id") if "method" in message else None)
+        lock = self._lock
+        if len(data) <= SHARE_LIMIT and len(self._queue) < QUEUE_LIMIT:
+            self._queue.append(line)
+            if not lock.acquire(False):
+                return  # the thread writing now sends it (it looks at the queue again before it leaves)
+        else:
+            if not lock.acquire(False):
+                self._wait_for_pipe(deadline, cancel)
+            self._queue.append(line)
+        self._finish(line, deadline, cancel)
+
     # -- with the lock held --------------------------------------------------------------
+
+    def _write_direct(self, message: JSONObject, data: bytes, deadline: float,
+                      cancel: Optional[CancelToken]) -> None:
+        """The pipe was free and nothing queued: write the line now; what the pipe does not take
+        goes the general way (tail or queue, by ``deadline``). Lets go of the pipe."""
+        try:
+            written = self._write_now(data)
+        except BaseException:
+            self._lock.release()
+            raise
+        if written == len(data):
+            self._lock.release()
+            if self._queue or self._tail_shared:
+                self._after_release()
+            return
+        line = _Line(data, message.get("id") if "method" in message else None)
+        if written:  # part of it is out: the rest must follow before any other line
+            line.taken = True
+            self._tail = data[written:]
+        else:  # none of it is out: queued first (it held the pipe before any line queued
+            self._queue.appendleft(line)  # meanwhile), so it may still be withdrawn or dropped
+        self._finish(line, deadline, cancel)
 
     def _write_now(self, data: bytes) -> int:
         """One write of ``data`` to the pipe; the bytes it took (0 when the pipe is full)."""
@@ -273,39 +298,52 @@ class PipeWriter:
         Waits on a full pipe only while ``mine`` is not out (and the deadline and
         ``cancel`` allow); after that it sends only what the pipe takes at once.
         """
-        left: Optional[int] = None  # bytes of the tail up to the end of ``mine``, once it is in the tail
-        out = False
-        exact = True  # ``left`` ends exactly at ``mine`` (not just somewhere past it)
-        if mine.taken:  # another writer took it before this one got the pipe: it is out, or in the tail
-            left, exact = len(self._tail), False
-            if left == 0:
-                left, out = None, True
+        # ``left``: bytes of the tail up to the end of ``mine``, once it is in the tail; ``exact``:
+        # ``left`` ends exactly at ``mine`` (not just somewhere past it).
+        left, out, exact = self._begun(mine)
         while True:
             if not self._tail:
-                if not self._queue:
-                    return out
                 batch = self._take_queue()
                 if not batch:
                     return out
-                if left is None and not out:
-                    size = 0
-                    for line in batch:
-                        size += len(line.data)
-                        if line is mine:
-                            left = size
-                            break
-                self._tail = batch[0].data if len(batch) == 1 else b"".join(line.data for line in batch)
-                self._tail_shared = left is None or len(batch) > 1
+                left = self._load(batch, mine, left, out)
             # Wait on the pipe only for the bytes up to the end of ``mine``; past them, take what fits.
-            sent = self._push(deadline, cancel, left) if not out else self._push(-math.inf, None)
-            if left is not None:
-                left -= sent
-                if left <= 0:
-                    left, out = None, True
+            if out:
+                self._push(-math.inf, None)
+            else:
+                left, out = self._push_mine(deadline, cancel, left)
             if self._tail:  # the pipe is full: stop (for good, if ``mine`` is out or we gave up)
                 if not out:
                     self._drop_unsent(mine, left if exact else None)
                 return out
+
+    def _begun(self, mine: _Line) -> Tuple[Optional[int], bool, bool]:
+        """``(left, out, exact)`` of :meth:`_pump` as it starts: ``mine`` is still queued, or another
+        writer took it before this one got the pipe, and it is out or somewhere in the tail."""
+        if not mine.taken:
+            return None, False, True
+        if not self._tail:
+            return None, True, False
+        return len(self._tail), False, False
+
+    def _load(self, batch: List[_Line], mine: _Line, left: Optional[int], out: bool) -> Optional[int]:
+        """Make ``batch`` the tail (shared, unless it is ``mine`` alone); ``left`` as it is after:
+        found in the batch if ``mine`` is there and was not placed before."""
+        if left is None and not out:
+            left = _end_of(mine, batch)
+        self._tail = batch[0].data if len(batch) == 1 else b"".join(line.data for line in batch)
+        self._tail_shared = left is None or len(batch) > 1
+        return left
+
+    def _push_mine(self, deadline: float, cancel: Optional[CancelToken],
+                   left: Optional[int]) -> Tuple[Optional[int], bool]:
+        """Push the tail, waiting on the pipe for the ``left`` bytes up to the end of a writer's
+        line; ``(left, out)`` after (``left`` None once the line is out, or when not yet known)."""
+        sent = self._push(deadline, cancel, left)
+        if left is None:
+            return None, False
+        left -= sent
+        return (None, True) if left <= 0 else (left, False)
 
     def _drop_unsent(self, mine: _Line, left: Optional[int]) -> None:
         """A writer gave up: if no byte of its line went out, the line is never sent."""
@@ -344,28 +382,10 @@ class PipeWriter:
         total = 0
         try:
             while view:
-                failure: Optional[BaseException] = None
-                with self._io_lock:
-                    fd = self._fd
-                    if fd is None:
-                        failure = ValueError("write to closed file")
-                    else:
-                        try:
-                            written = os.write(fd, view)
-                        except BlockingIOError:
-                            written = 0
-                        except OSError as exc:  # broken pipe: the server is gone
-                            failure = exc
-                if failure is not None:
-                    raise _PipeGone(failure)
+                written = self._write_some(view)
                 total += written
                 view = view[written:]
-                if not view:
-                    break
-                if self._connection.closed:
-                    raise self._connection.closed_error()
-                if (wait_for is not None and total >= wait_for) or time.monotonic() >= deadline \
-                        or (cancel is not None and cancel.cancelled):
+                if not view or self._stop_waiting(total, wait_for, deadline, cancel):
                     break
                 # Short slices, so a cancel or a close is noticed while the server does not read.
                 self._poll.poll(SLICE_SECONDS * 1000)
@@ -374,6 +394,38 @@ class PipeWriter:
             if not self._tail:
                 self._tail_shared = False
         return total
+
+    def _write_some(self, view: memoryview) -> int:
+        """One write from ``view`` to the pipe; the bytes it took (0 when the pipe is full).
+
+        Raises:
+            _PipeGone: the pipe broke or was detached.
+        """
+        with self._io_lock:
+            fd = self._fd
+            if fd is None:
+                failure: BaseException = ValueError("write to closed file")
+            else:
+                try:
+                    return os.write(fd, view)
+                except BlockingIOError:
+                    return 0
+                except OSError as exc:  # broken pipe: the server is gone
+                    failure = exc
+        raise _PipeGone(failure)
+
+    def _stop_waiting(self, total: int, wait_for: Optional[int], deadline: float,
+                      cancel: Optional[CancelToken]) -> bool:
+        """A full pipe is no longer waited on: the bytes waited for are out, the deadline passed, or
+        ``cancel`` fired.
+
+        Raises:
+            TransportClosed: the connection closed meanwhile.
+        """
+        if self._connection.closed:
+            raise self._connection.closed_error()
+        return (wait_for is not None and total >= wait_for) or time.monotonic() >= deadline \
+            or (cancel is not None and cancel.cancelled)
 
     # -- after letting go ----------------------------------------------------------------
 

@@ -7,7 +7,6 @@ the server's process group if this process dies without closing it.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import select
@@ -20,12 +19,13 @@ from typing import IO, TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 if TYPE_CHECKING:
     import subprocess  # the module loads when a server starts (see spawn)
 
+from .._log import getLogger
 from .. import _fork
 from . import _watchdog
 
 IS_WINDOWS = sys.platform == "win32"
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 #: Set to 0 (or off, false, no) to start stdio servers without the watchdog.
 WATCHDOG_ENV = "MCPSYNC_WATCHDOG"
@@ -47,18 +47,21 @@ def build_env(extra: Optional[Mapping[str, str]], inherit: bool,
               parent: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     """The environment for a server: the allow-listed (or whole) parent env plus ``extra``."""
     source = os.environ if parent is None else parent
-    if inherit:
-        env = dict(source)
-    else:
-        allow = WINDOWS_ENV_ALLOWLIST if IS_WINDOWS else POSIX_ENV_ALLOWLIST
-        env = {}
-        for key, value in source.items():
-            name = key.upper() if IS_WINDOWS else key
-            if (name in allow or name.startswith("LC_")) and not value.startswith("()"):
-                # "()" marks an exported shell function: never hand those on.
-                env[key] = value
+    env = dict(source) if inherit else _allowed(source)
     for key, value in (extra or {}).items():
         env[str(key)] = str(value)
+    return env
+
+
+def _allowed(source: Mapping[str, str]) -> Dict[str, str]:
+    """The allow-listed variables of ``source`` (``LC_*`` too), never an exported shell function."""
+    allow = WINDOWS_ENV_ALLOWLIST if IS_WINDOWS else POSIX_ENV_ALLOWLIST
+    env = {}
+    for key, value in source.items():
+        name = key.upper() if IS_WINDOWS else key
+        if (name in allow or name.startswith("LC_")) and not value.startswith("()"):
+            # "()" marks an exported shell function: never hand those on.
+            env[key] = value
     return env
 
 
@@ -291,24 +294,14 @@ class Watchdog:
                 self._drop()
                 proc = None
             if proc is None:
-                if not self._groups:
-                    return
-                proc = self._start()
+                proc = self._start() if self._groups else None
                 if proc is None:
                     return
                 line = "".join([_guard_line(pgid, grace, started)
                                 for pgid, (grace, started) in list(self._groups.items())])
-            assert proc.stdin is not None
-            try:
-                data = line.encode("ascii")
-                while data:
-                    written = proc.stdin.write(data)
-                    if not written:
-                        raise OSError("the watchdog's pipe took nothing")
-                    data = data[written:]
+            if _write_all(proc, line):
                 return
-            except (OSError, ValueError):
-                self._drop()
+            self._drop()
 
     def _start(self) -> "Optional[subprocess.Popen[bytes]]":
         import subprocess  # when a server starts, not at `import mcpsync`
@@ -319,7 +312,7 @@ class Watchdog:
             return None
         try:
             proc: "subprocess.Popen[bytes]" = subprocess.Popen(
-                [python, "-I", "-S", _watchdog.SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [python, "-I", "-S", "-c", _watchdog.LAUNCH], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, cwd="/", close_fds=True, start_new_session=True, bufsize=0,
             )
         except OSError as exc:
@@ -395,3 +388,18 @@ def _ends_within(stream: "Optional[IO[bytes]]", timeout: float) -> bool:
 #: The watchdog of this process.
 WATCHDOG = Watchdog()
 _fork.on_child(WATCHDOG.after_fork)
+
+
+def _write_all(proc: "subprocess.Popen[bytes]", line: str) -> bool:
+    """Write ``line`` to the watchdog's stdin, all of it; False if the pipe is broken or closed."""
+    assert proc.stdin is not None
+    try:
+        data = line.encode("ascii")
+        while data:
+            written = proc.stdin.write(data)
+            if not written:
+                raise OSError("the watchdog's pipe took nothing")
+            data = data[written:]
+        return True
+    except (OSError, ValueError):
+        return False

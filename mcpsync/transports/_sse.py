@@ -14,7 +14,7 @@ raises :class:`~mcpsync.ProtocolError` without being held whole in memory.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, List, Optional, Union
+from typing import Callable, ClassVar, Dict, Iterable, Iterator, List, Optional, Union
 
 from ..exceptions import ProtocolError
 
@@ -101,6 +101,20 @@ class SSEParser:
         """
         if not chunk:
             return []
+        buf = self._buf
+        buf += self._line_ends(chunk)
+        if self._at_start and not self._past_bom(buf):
+            return []
+        events = self._read_lines(buf)
+        if len(buf) + self._data_size > self.max_event_size:
+            self._reset_event()
+            buf.clear()
+            self._scan = 0
+            raise ProtocolError(f"SSE event larger than max_message_size ({self.max_event_size} bytes)")
+        return events
+
+    def _line_ends(self, chunk: bytes) -> bytes:
+        """``chunk`` with every line end (CRLF, CR, LF) as LF; a CRLF split between chunks is one."""
         if self._pending_cr:
             self._pending_cr = False
             if chunk[:1] == b"\n":
@@ -108,14 +122,20 @@ class SSEParser:
         if b"\r" in chunk:
             self._pending_cr = chunk.endswith(b"\r")
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        buf = self._buf
-        buf += chunk
-        if self._at_start:  # the stream is UTF-8 decoded, which drops one leading BOM (it may be split)
-            if len(buf) < len(_BOM) and _BOM.startswith(bytes(buf)):
-                return []
-            if buf[:len(_BOM)] == _BOM:
-                del buf[:len(_BOM)]
-            self._at_start = False
+        return chunk
+
+    def _past_bom(self, buf: bytearray) -> bool:
+        """Drop a byte order mark beginning the stream (the stream is UTF-8 decoded, which drops
+        one; it may be split between chunks); False while ``buf`` may still be the start of one."""
+        if len(buf) < len(_BOM) and _BOM.startswith(bytes(buf)):
+            return False
+        if buf[:len(_BOM)] == _BOM:
+            del buf[:len(_BOM)]
+        self._at_start = False
+        return True
+
+    def _read_lines(self, buf: bytearray) -> List[SSEEvent]:
+        """Read the whole lines in ``buf`` (removing them); the events their blank lines complete."""
         events: List[SSEEvent] = []
         start = 0
         find = buf.find
@@ -140,11 +160,6 @@ class SSEParser:
         if start:
             del buf[:start]
         self._scan = len(buf)
-        if len(buf) + self._data_size > self.max_event_size:
-            self._reset_event()
-            buf.clear()
-            self._scan = 0
-            raise ProtocolError(f"SSE event larger than max_message_size ({self.max_event_size} bytes)")
         return events
 
     def _data_line(self, value: bytes) -> None:
@@ -165,19 +180,33 @@ class SSEParser:
         name, sep, raw = line.partition(b":")
         if sep and raw[:1] == b" ":
             raw = raw[1:]
-        if name == b"data":  # "data" with no colon: an empty data line
-            self._data.append(b"")
-            self._data_size += 1
-        elif name == b"event":
-            self._event_type = raw.decode("utf-8", errors="replace")
-        elif name == b"id":
-            if len(raw) <= MAX_ID_LENGTH * 2:
-                text = raw.decode("utf-8", errors="replace")
-                if _sendable_id(text):
-                    self._id_buffer = text
-        elif name == b"retry":
-            if raw.isdigit():
-                self.retry = MAX_RETRY if len(raw) > _MAX_RETRY_DIGITS else min(int(raw) / 1000.0, MAX_RETRY)
+        field = self._FIELDS.get(name)
+        if field is not None:  # a field of another name is ignored, as the standard says
+            field(self, raw)
+
+    def _empty_data(self, raw: bytes) -> None:
+        """``data`` with no colon: an empty data line."""
+        self._data.append(b"")
+        self._data_size += 1
+
+    def _event_field(self, raw: bytes) -> None:
+        self._event_type = raw.decode("utf-8", errors="replace")
+
+    def _id_field(self, raw: bytes) -> None:
+        """An id that could not go back as a ``Last-Event-ID`` header is ignored."""
+        if len(raw) <= MAX_ID_LENGTH * 2:
+            text = raw.decode("utf-8", errors="replace")
+            if _sendable_id(text):
+                self._id_buffer = text
+
+    def _retry_field(self, raw: bytes) -> None:
+        if raw.isdigit():
+            self.retry = MAX_RETRY if len(raw) > _MAX_RETRY_DIGITS else min(int(raw) / 1000.0, MAX_RETRY)
+
+    #: What each field of a line (other than ``data:``, read on the fast path) sets, by its name.
+    _FIELDS: ClassVar[Dict[bytes, Callable[["SSEParser", bytes], None]]] = {
+        b"data": _empty_data, b"event": _event_field, b"id": _id_field, b"retry": _retry_field,
+    }
 
     def _dispatch(self) -> Optional[SSEEvent]:
         if not self._dirty:

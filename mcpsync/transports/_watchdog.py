@@ -3,11 +3,11 @@
 A client killed by SIGKILL, or by SIGTERM or SIGHUP left at their default action, runs no
 code of its own: no ``close()``, no ``atexit``. Its servers see their stdin reach end of file,
 but a server that does not exit then, and every process a server started, would be left
-running. So on Linux a client process starts this program (``python -I -S _watchdog.py``,
-in a session of its own) when it starts its first stdio server, and tells it on its stdin
-about each server's process group. The client holds the only writing end of that pipe, so
-end of file means the client process is gone, whichever of its threads started the servers
-(unlike ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked exits). The watchdog
+running. So on Linux a client process starts this program (``python -I -S -c LAUNCH``, which
+imports this module by itself, in a session of its own) when it starts its first stdio server,
+and tells it on its stdin about each server's process group. The client holds the only
+writing end of that pipe, so end of file means the client process is gone, whichever of its
+threads started the servers (unlike ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked exits). The watchdog
 then ends each group still guarded the way ``close()`` would: it gives the server its grace
 period to exit by itself, then sends SIGTERM to the group, waits again, and sends SIGKILL.
 With no group left to guard, the client closes the pipe and the watchdog exits at once.
@@ -37,12 +37,25 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import sys
 import time
-from typing import Dict, List, Optional, Set, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not at run time: typing (with re and collections.abc) would triple its start-up
+    import signal
+    from typing import Dict, List, Optional, Set, Tuple
+else:
+    try:  # signal's C core: the same calls and numbers, without signal.py's enums (enum, functools)
+        import _signal as signal
+    except ImportError:  # an interpreter without it
+        import signal
 
 SCRIPT = os.path.abspath(__file__)
+
+#: What ``python -I -S -c`` runs to start the watchdog: this module imported from its folder, so
+#: that its cached bytecode is used (run as a script, it would be compiled anew every time).
+LAUNCH = ("import sys; sys.path.append(%r); import _watchdog; sys.exit(_watchdog.main())"
+          % os.path.dirname(SCRIPT))
 
 #: How often (seconds) the watchdog forgets groups that have ended.
 PRUNE_EVERY = 2.0
@@ -183,28 +196,37 @@ def end_groups(groups: List[Guarded], poll: float = _POLL) -> None:
     while pending:
         now = time.monotonic()
         live = running_groups()
-        still: List[Guarded] = []
-        for guarded in pending:
-            stage, since = stages[guarded.pgid]
-            if live is not None and guarded.pgid not in live:
-                continue  # the group has ended
-            if live is None and not _killpg(guarded.pgid, 0):
-                continue
-            waited = now - since
-            if stage == 0 and (waited >= guarded.grace or not guarded.leader_running()):
-                if guarded.identified():
-                    _killpg(guarded.pgid, signal.SIGTERM)
-                stages[guarded.pgid] = (1, now)
-            elif stage == 1 and waited >= guarded.grace:
-                if guarded.identified():
-                    _killpg(guarded.pgid, signal.SIGKILL)
-                stages[guarded.pgid] = (2, now)
-            elif stage == 2 and waited >= max(guarded.grace, 1.0):
-                continue  # unkillable (a process in uninterruptible sleep): give up on it
-            still.append(guarded)
-        pending = still
+        pending = [guarded for guarded in pending if _advance(guarded, stages, live, now)]
         if pending:
             time.sleep(poll)  # a separate process: nothing else waits on it
+
+
+def _advance(guarded: Guarded, stages: Dict[int, Tuple[int, float]], live: Optional[Set[int]], now: float) -> bool:
+    """One look at a group being ended: the next signal once its stage's wait is over. False when
+    the group has ended, or is given up on (SIGKILL went unanswered: uninterruptible sleep)."""
+    if _ended(guarded.pgid, live):
+        return False
+    stage, since = stages[guarded.pgid]
+    waited = now - since
+    if stage == 0 and (waited >= guarded.grace or not guarded.leader_running()):
+        _signal(guarded, signal.SIGTERM)
+        stages[guarded.pgid] = (1, now)
+    elif stage == 1 and waited >= guarded.grace:
+        _signal(guarded, signal.SIGKILL)
+        stages[guarded.pgid] = (2, now)
+    elif stage == 2 and waited >= max(guarded.grace, 1.0):
+        return False
+    return True
+
+
+def _ended(pgid: int, live: Optional[Set[int]]) -> bool:
+    """The group has no process left: by the listing ``live`` of running groups, or a signal-0 probe."""
+    return pgid not in live if live is not None else not _killpg(pgid, 0)
+
+
+def _signal(guarded: Guarded, sig: int) -> None:
+    if guarded.identified():  # checked again before each signal: the number may be another group's by now
+        _killpg(guarded.pgid, sig)
 
 
 def main() -> int:

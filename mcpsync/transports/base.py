@@ -1,15 +1,19 @@
 """The Transport base class: the contract every transport keeps.
 
 A transport moves JSON-RPC messages and owns its threads and OS or HTTP
-resources. It knows nothing of MCP methods: the client tells it what it needs
-(for example the negotiated protocol version for HTTP headers). Pairing
-responses with requests is the shared :class:`~mcpsync._rpc.engine.Engine`'s job.
+resources. It knows nothing of MCP methods or eras: the session tells it what it needs
+as plain data (the protocol version HTTP sends as a header, the headers of a request).
+Pairing responses with requests is the :class:`~mcpsync._rpc.engine.Engine`'s job, and
+the engine is not the transport's: the client's session builds it from the transport's
+:attr:`~Transport.wire` and hands it over with :meth:`~Transport.attach`; from then on
+the transport's readers give every decoded message to it, typed as a
+:class:`~mcpsync._rpc.wire.Receiver`. A transport driven on its own (no client) builds
+the same engine itself at first need.
 """
 
 from __future__ import annotations
 
 import abc
-import logging
 import os
 import re
 import sys
@@ -18,17 +22,20 @@ import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .. import _fork
 
 from .._rpc.engine import DEFAULT_TIMEOUT, Engine, MessageTap, RequestHandler
 from .._rpc.jsonrpc import JSONObject, RequestId
 from .._rpc.options import DEFAULT_OPTIONS, CallOptions, Deadline
 from .._rpc.wire import CallWire, SendCancelled, Wire
-from .._protocol.versions import is_modern
 from ..cancel import CancelToken
 from ..exceptions import ConnectionLost, ForkedError, TransportClosed
 
-log = logging.getLogger("mcpsync.transport")
+log = getLogger("mcpsync.transport")
+
+#: ``source(message)``: extra headers for one outgoing request (see :meth:`Transport.set_request_headers`).
+HeaderSource = Callable[[JSONObject], Mapping[str, str]]
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -81,7 +88,106 @@ def close_unclosed(obj: Any, _finalizing: Callable[[], bool] = sys.is_finalizing
         pass
 
 
-class Transport(abc.ABC):
+class EnginePort:
+    """The side of a transport that faces the engine it feeds: what the engine is built from, and
+    the engine once attached (see :meth:`attach`). A part of :class:`Transport`, not used alone."""
+
+    name: str
+
+    def __init__(self, wire: Wire, timeout: Optional[float], max_workers: int,
+                 sink: Callable[[str, Optional[JSONObject]], None], hint: Callable[[], str]) -> None:
+        #: Threads serving the peer's requests at once, for the engine built over this transport.
+        self.max_workers = max_workers
+        self._wire = wire
+        self._sink = sink
+        self._hint = hint
+        self._attached: Optional[Engine] = None  # the engine this transport feeds (see attach)
+        self._attach_lock = threading.Lock()
+        self._timeout = timeout  # the engine's default timeout, until there is an engine
+        self._tap: Optional[MessageTap] = None  # handed to the engine at attach
+
+    @property
+    def wire(self) -> Wire:
+        """The way out of the engine that feeds this transport: what the session builds its engine with.
+
+        Its methods hold the transport weakly, so an engine (and its threads) never keeps an
+        unclosed transport alive.
+        """
+        return self._wire
+
+    @property
+    def notification_sink(self) -> Callable[[str, Optional[JSONObject]], None]:
+        """``sink(method, params)``: where the engine built over this transport delivers notifications
+        (the listeners, then :attr:`on_notification`), on its dispatcher thread. Holds the transport weakly."""
+        return self._sink
+
+    @property
+    def hint_source(self) -> Callable[[], str]:
+        """:meth:`timeout_hint`, held weakly: what the engine asks when it builds a timeout error."""
+        return self._hint
+
+    @property
+    def engine(self) -> Optional[Engine]:
+        """The engine this transport hands what it reads to (its receiver), or None before one is attached."""
+        return self._attached
+
+    def attach(self, engine: Engine) -> Engine:
+        """Hand this transport the engine it feeds: the receiver of every message it reads.
+
+        The client's session builds the engine from :attr:`wire` (and :attr:`notification_sink`,
+        :attr:`hint_source`, :attr:`timeout`, :attr:`max_workers`) and attaches it before
+        opening. An engine is attached once: a transport that already feeds one (it was
+        driven on its own first, and built its own) keeps it. Returns the engine in use.
+        """
+        with self._attach_lock:
+            if self._attached is None:
+                engine.default_timeout = self._timeout
+                if self._tap is not None:
+                    engine.tap = self._tap
+                self._attached = engine
+            return self._attached
+
+    @property
+    def _engine(self) -> Engine:
+        """The engine in use; a transport driven on its own builds it here, at first need."""
+        engine = self._attached
+        if engine is None:
+            engine = self.attach(Engine(self._wire, name=self.name, default_timeout=self._timeout,
+                                        max_workers=self.max_workers, on_notification=self._sink, hint=self._hint))
+        return engine
+
+    @property
+    def timeout(self) -> Optional[float]:
+        """The default per-request timeout in seconds."""
+        engine = self._attached
+        return engine.default_timeout if engine is not None else self._timeout
+
+    @timeout.setter
+    def timeout(self, value: Optional[float]) -> None:
+        with self._attach_lock:
+            self._timeout = value
+            if self._attached is not None:
+                self._attached.default_timeout = value
+
+    def set_message_tap(self, tap: "Optional[MessageTap]") -> None:
+        """See every message of this connection, in conversation order (see ``Engine.tap``); None stops it.
+
+        Recording a cassette is what this is for; when a failed connect falls back to another
+        transport (the factory's ``fallback_for``), the tap goes over to it too. Set before an
+        engine is attached, it is handed to that engine.
+        """
+        with self._attach_lock:
+            self._tap = tap
+            if self._attached is not None:
+                self._attached.tap = tap
+
+    @property
+    def message_tap(self) -> "Optional[MessageTap]":
+        """The tap set by :meth:`set_message_tap`, or None."""
+        return self._tap
+
+
+class Transport(EnginePort, abc.ABC):
     """A connection to one MCP server.
 
     Subclasses implement :meth:`_open` and :meth:`_write`, usually :meth:`_release`, and
@@ -106,6 +212,12 @@ class Transport(abc.ABC):
     #: Whether garbage collecting an open transport warns (ResourceWarning) and closes it.
     _close_when_collected = True
 
+    #: Set by a :class:`~mcpsync.Manager`, which recovers lost connections: once the server has
+    #: answered, a connection it refuses closes the transport as lost (``on_close`` runs), as an
+    #: exited stdio server does, instead of failing only that request. A transport whose server
+    #: can refuse connections honours it (Streamable HTTP); on the others it changes nothing.
+    close_when_unreachable = False
+
     def __init__(self, *, name: str, timeout: Optional[float] = DEFAULT_TIMEOUT, max_workers: int = 4,
                  wire: Optional[Wire] = None) -> None:
         self.name = safe_name(name)
@@ -119,9 +231,8 @@ class Transport(abc.ABC):
         if wire is None:
             wire = CallWire(weak_method(self, "_write"), weak_method(self, "_write_by"),
                             weak_method(self, "_abandon"))
-        self._engine = Engine(wire, name=self.name, default_timeout=timeout, max_workers=max_workers,
-                              on_notification=weak_method(self, "_deliver_notification"),
-                              hint=weak_method(self, "timeout_hint"))
+        EnginePort.__init__(self, wire, timeout, max_workers, weak_method(self, "_deliver_notification"),
+                            weak_method(self, "timeout_hint"))
         self._state_lock = threading.Lock()
         self._started = False
         self._closing = False
@@ -148,21 +259,14 @@ class Transport(abc.ABC):
     @property
     def connected(self) -> bool:
         """True between a successful :meth:`open` and the close."""
-        return self._started and not self._closing and not self._engine.closed
+        engine = self._attached
+        return self._started and not self._closing and not (engine is not None and engine.closed)
 
     @property
     def finished(self) -> bool:
         """True once closed, or its connection lost: it can never be opened (again); use :meth:`replica`."""
-        return self._closing or self._engine.closed
-
-    @property
-    def timeout(self) -> Optional[float]:
-        """The default per-request timeout in seconds."""
-        return self._engine.default_timeout
-
-    @timeout.setter
-    def timeout(self, value: Optional[float]) -> None:
-        self._engine.default_timeout = value
+        engine = self._attached
+        return self._closing or (engine is not None and engine.closed)
 
     #: Seconds the last :meth:`open` spent in a person's login (HTTP with OAuth), which the
     #: connect's deadline does not count; 0 for transports that log in to nothing.
@@ -231,21 +335,19 @@ class Transport(abc.ABC):
     def set_protocol_version(self, version: Optional[str]) -> None:
         """Told by the client: the version in use (None before one is chosen); HTTP sends it as a header.
 
-        A modern (2026-07-28) version also tells an HTTP transport to add the
-        request metadata headers, to read JSON-RPC errors in 4xx bodies, and to
-        cancel by closing a request's stream instead of sending ``notifications/cancelled``.
-        On every transport a modern version stops answers to server requests (there are none
-        in that era, and a client must not write responses): this is the one place that rule
-        is decided, as the engine's generic "answer the peer's requests" setting.
+        A modern (2026-07-28) version also tells an HTTP transport to read JSON-RPC errors
+        in 4xx bodies and to cancel by closing a request's stream instead of sending
+        ``notifications/cancelled``. Nothing here: other transports send no version.
+        (Whether the peer's requests are answered in that era is the session's decision,
+        made on its engine: see :meth:`mcpsync._session.session.Session.speak`.)
         """
-        self._engine.incoming.set_answering(not is_modern(version))
 
-    def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
-        """Told by the client: per tool, which arguments go into ``Mcp-Param-*`` headers (modern HTTP only).
+    def set_request_headers(self, source: Optional[HeaderSource]) -> None:
+        """Told by the session: ``source(message)`` gives extra headers for each request it sends (HTTP).
 
-        ``plans`` maps a tool name to ``{property path: header name}``, from the
-        tools' ``x-mcp-header`` annotations (see :mod:`mcpsync.transports._headers`).
-        Other transports ignore it.
+        Plain data to the transport: the session decides what goes in them (the 2026-07-28
+        routing headers, see :mod:`mcpsync._session.routing`); None stops them. Transports
+        without headers ignore it.
         """
 
     def start_listener(self) -> None:
@@ -254,19 +356,6 @@ class Transport(abc.ABC):
         A no-op here (stdio reads everything on one stream); Streamable HTTP opens its GET stream.
         """
 
-    def set_message_tap(self, tap: "Optional[MessageTap]") -> None:
-        """See every message of this connection, in conversation order (see ``Engine.tap``); None stops it.
-
-        Recording a cassette is what this is for; when a failed connect falls back to another
-        transport (the factory's ``fallback_for``), the tap goes over to it too.
-        """
-        self._engine.tap = tap
-
-    @property
-    def message_tap(self) -> "Optional[MessageTap]":
-        """The tap set by :meth:`set_message_tap`, or None."""
-        return self._engine.tap
-
     def timeout_hint(self) -> str:
         """A sentence for timeout errors: what this transport saw that may explain the server's
         silence, or "" (the default). Called only while a timeout error is built; must not block."""
@@ -274,7 +363,8 @@ class Transport(abc.ABC):
 
     def close_reason(self) -> "Optional[BaseException]":
         """Once closed, the error pending and later calls get (exit code, stderr tail...); else None."""
-        return self._engine.closed_error() if self._engine.closed else None
+        engine = self._attached
+        return engine.closed_error() if engine is not None and engine.closed else None
 
     def close(self) -> None:
         """Close the connection: fail pending calls, release resources, call ``on_close`` once.
@@ -345,6 +435,7 @@ class Transport(abc.ABC):
         """
         busy = self._state_lock.locked()  # a thread was opening or closing it at the fork
         self._state_lock = threading.Lock()  # whoever held the old one does not exist here
+        self._attach_lock = threading.Lock()
         if not (self._started or self._closing or busy):
             return
         self._inherited_from = _fork.parent_pid
@@ -475,9 +566,9 @@ class Transport(abc.ABC):
         if callback is not None:
             callback(method, params)
 
-    def _feed(self, message: Any) -> None:
-        """Hand one decoded message to the engine (reader thread)."""
-        self._engine.receive(message)
+    def _feed(self, message: Any, size: int = 0) -> None:
+        """Hand one decoded message (``size``: the bytes it came as, 0 if unknown) to the engine (reader thread)."""
+        self._engine.receive(message, size)
 
 
 def _rebuild_transport(cls: Any, settings: Dict[str, Any]) -> Any:

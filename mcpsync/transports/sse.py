@@ -10,10 +10,10 @@ runs once.
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
+from .._log import getLogger
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
 from ..exceptions import ConnectError, EgressRefused, HTTPStatusError, RequestTimeout, TransportError
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SSETransport"]
 
-log = logging.getLogger("mcpsync.transport.sse")
+log = getLogger("mcpsync.transport.sse")
 
 
 class SSETransport(HTTPTransportBase):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import codecs
 import collections
 import functools
-import logging
 import os
 import re
 import threading
@@ -24,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Deque, Dict, List, Mapping,
 if TYPE_CHECKING:
     import subprocess  # annotations only: it loads when a server starts
 
+from .._log import Logger, getLogger
 from .. import _fork
 from .._live import LiveSet
 from .._rpc import jsonrpc as rpc
@@ -36,7 +36,7 @@ from . import _exit_watch, _process
 from ._pipe_writer import PipeWriter
 from .base import Transport, safe_name, weak_method
 
-log = logging.getLogger("mcpsync.transport.stdio")
+log = getLogger("mcpsync.transport.stdio")
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 STDERR_TAIL_LINES = 50
@@ -103,7 +103,7 @@ class StdioTransport(Transport):
         self.max_message_size = max_message_size
         self.shutdown_timeout = shutdown_timeout
         self.max_workers = max_workers
-        self.server_log = logging.getLogger(f"mcpsync.server.{safe_name(self.name)}")
+        self.server_log = getLogger(f"mcpsync.server.{safe_name(self.name)}")
         self._proc: "Optional[subprocess.Popen[bytes]]" = None
         self._stderr_tail: Deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._reader: Optional[threading.Thread] = None
@@ -475,7 +475,7 @@ def _discard_rest_of_line(stream: IO[bytes]) -> int:
             return dropped
 
 
-def _drain_stderr(stream: IO[bytes], tail: Deque[str], server_log: logging.Logger) -> None:
+def _drain_stderr(stream: IO[bytes], tail: Deque[str], server_log: Logger) -> None:
     """Stderr thread: keep the server from blocking on a full pipe; log and remember lines."""
     try:
         while True:

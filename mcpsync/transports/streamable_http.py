@@ -30,11 +30,11 @@ again with a new id.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
+from .._log import getLogger
 from .._rpc import delivery
 from .._rpc import jsonrpc as rpc
 from .._rpc.jsonrpc import JSONObject
@@ -43,8 +43,8 @@ from ..exceptions import (
     ConnectError, ConnectionLost, HTTPStatusError, MCPError, MCPSyncError, ProtocolError, ServerUnreachable,
     SessionExpired, StreamBroken, TransportError,
 )
-from ._headers import HeaderPlan, routing_headers
 from ._http import HTTPTransportBase
+from .base import HeaderSource
 from ._http_io import answers, body_summary, iter_chunks, media_type, read_body, read_text, status_error, usual_urls
 from ._http_session import Exchange
 from ._sse import MAX_RETRY, SSEParser
@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["StreamableHTTPTransport"]
 
-log = logging.getLogger("mcpsync.transport.http")
+log = getLogger("mcpsync.transport.http")
 
 _POST_ACCEPT = "application/json, text/event-stream"
 _SSE = "text/event-stream"
@@ -118,10 +118,7 @@ class StreamableHTTPTransport(HTTPTransportBase):
         self._listener_exchange: Optional[Exchange] = None
         self._listener_disabled = False
         self._templates: "Optional[tuple[Any, requests.PreparedRequest]]" = None
-        self._header_plans: Dict[str, HeaderPlan] = {}
-        #: Set by a :class:`~mcpsync.Manager`: once the server has answered, a refused connection
-        #: closes the transport as lost (``on_close`` runs) instead of failing only that request.
-        self.close_when_unreachable = False
+        self._request_headers: Optional[HeaderSource] = None  # the session's (see set_request_headers)
 
     @property
     def session_id(self) -> Optional[str]:
@@ -145,10 +142,9 @@ class StreamableHTTPTransport(HTTPTransportBase):
             self._protocol_version = version
             self._modern = is_modern(version)
 
-    def set_header_plans(self, plans: Mapping[str, Mapping[Tuple[str, ...], str]]) -> None:
-        copied = {name: dict(plan) for name, plan in plans.items() if plan}
+    def set_request_headers(self, source: Optional[HeaderSource]) -> None:
         with self._lock:
-            self._header_plans = copied
+            self._request_headers = source
 
     # -- headers and session ---------------------------------------------------------------
 
@@ -231,8 +227,9 @@ class StreamableHTTPTransport(HTTPTransportBase):
         headers = self._headers(_POST_ACCEPT, post=True)
         sent = headers.get("Mcp-Session-Id")
         modern = self._modern
-        if modern:  # 2026-07-28: Mcp-Method, Mcp-Name and Mcp-Param-*, derived from this very body
-            headers.update(routing_headers(message, self._header_plans))
+        source = self._request_headers
+        if source is not None:  # the session's: 2026-07-28's Mcp-Method, Mcp-Name and Mcp-Param-*, from this body
+            headers.update(source(message))
         try:
             response = self._post(rpc.encode(message), headers, exchange)
         except BaseException as exc:

@@ -309,3 +309,14 @@ def test_an_entry_without_a_usable_manifest_is_never_loaded(server, client):
     with pytest.raises(mcpsync.SkillVerificationError, match="no valid sha256 digest"):
         client.load_skill(bad_digest)
     assert server.reads == []  # an entry that cannot vouch for a file does not get it fetched
+
+
+@pytest.mark.parametrize("line, value", [
+    ('d: "say \\"hi\\" # not a comment"', 'say "hi" # not a comment'),
+    ("d: 'it''s # not a comment'", "it's # not a comment"),
+    ("d: 'it''s' # a comment", "it's"),
+])
+def test_a_hash_inside_a_quoted_value_with_an_escaped_quote_is_not_a_comment(line, value):
+    # the comment scan once ended a quote at an escaped \" or the first quote of a doubled '':
+    # the first line was refused, the second read as "it'" silently
+    assert parse_frontmatter(f"---\n{line}\n---\n") == {"d": value}

@@ -528,3 +528,31 @@ def test_the_llm_examples_run(script: str, expected: str) -> None:
                           timeout=60, cwd=ROOT / "examples", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert expected in done.stdout
+
+
+def _doubling_chain(levels: int, key: str) -> Dict[str, Any]:
+    """Definitions each naming the next twice: expanded naively, 2**levels schemas."""
+    defs: Dict[str, Any] = {}
+    for i in range(levels):
+        here = [{"$ref": f"#/$defs/D{i + 1}"}, {"$ref": f"#/$defs/D{i + 1}"}]
+        defs[f"D{i}"] = ({"allOf": here} if key == "allOf"
+                         else {"type": "object", "properties": {"a": here[0], "b": here[1]}})
+    defs[f"D{levels}"] = {"type": "object", "properties": {"k": {"type": "string"}}}
+    return {"type": "object", "$defs": defs, "properties": {"x": {"$ref": "#/$defs/D0"}}}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("schema", [
+    # a reference back to the root through allOf, inside items: it used to recurse until RecursionError
+    {"type": "object", "properties": {"x": {"type": "array", "items": {"allOf": [{"$ref": "#"}]}}}},
+    {"type": "object", "properties": {"x": {"allOf": [{"$ref": "#/properties/x"}, {"type": "string"}]}}},
+    # a chain of definitions that doubles at each level: it used to expand 2**40 schemas (a hang)
+    _doubling_chain(40, "properties"),
+    _doubling_chain(40, "allOf"),
+], ids=["allOf-root-in-items", "allOf-self", "doubling-properties", "doubling-allOf"])
+def test_a_hostile_schema_becomes_a_bounded_gemini_schema(schema: Dict[str, Any]) -> None:
+    out = parameters(schema)
+    assert out is not None
+    genai_types.Schema.model_validate(out)
+    assert _keys(out) <= GEMINI_KEYS
+    assert len(json.dumps(out)) < 2_000_000

@@ -19,7 +19,7 @@ from mcpsync import (
     UnsupportedProtocolVersion,
 )
 from mcpsync._session import era as _era
-from mcpsync.transports._headers import encode_value, header_plan, param_headers, routing_headers
+from mcpsync._session.routing import encode_value, header_plan, param_headers, routing_headers
 from mcpsync._features.lists import ListCache
 
 from ..conftest import LogWatch, server_argv, until
@@ -441,16 +441,25 @@ def test_an_update_concerns_a_subscription_to_the_resource_or_one_above_it(subsc
 
 
 def test_a_request_from_a_modern_server_is_ignored_not_answered(logs):
-    # 2026-07-28 has no server-to-client requests; the client must not write responses.
+    # 2026-07-28 has no server-to-client requests; the client must not write responses. The session
+    # decides it (Session.speak), on the engine it built for the transport.
+    from types import SimpleNamespace
+
+    from mcpsync._session.responder import Responder
+    from mcpsync._session.session import Session
     from tests.peer import ScriptedPeer
 
     with ScriptedPeer() as peer:
-        peer.transport.set_protocol_version("2026-07-28")
+        owner = SimpleNamespace(sampling_handler=None, elicitation_handler=None, roots=None)
+        session = Session(peer.transport, Responder(owner), client_info=None, max_input_rounds=1, log_level=None,
+                          renew=lambda _session, _options: None)
+        assert peer.transport.engine is session.engine
+        session.speak("2026-07-28")
         peer.transport.set_inline_handler("ping", lambda params: {})
         peer.transport.feed({"jsonrpc": "2.0", "id": "s1", "method": "ping"})
         assert peer.transport.request("sync") == {"echo": None}  # a round trip after the request
         assert not any(m.get("id") == "s1" for m in peer.log)
-        peer.transport.set_protocol_version("2025-11-25")
+        session.speak("2025-11-25")
         peer.transport.feed({"jsonrpc": "2.0", "id": "s2", "method": "ping"})
         assert peer.wait_for(lambda m: m.get("id") == "s2")["result"] == {}
     assert any("no server-to-client requests" in m for m in logs.messages())

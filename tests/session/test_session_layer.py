@@ -127,3 +127,42 @@ def test_a_hostile_poll_interval_is_bounded_or_ignored(asked, seconds):
 
     info = TaskInfo.from_dict({"taskId": "t", "status": "working", "pollInterval": asked})
     assert info.poll_interval == seconds
+
+
+
+def _answering(transport, message):
+    """A peer for a MemoryTransport: every request is answered at once with ``{}``."""
+    if "method" in message and "id" in message:
+        transport.feed({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+
+
+def test_the_session_builds_the_engine_and_hands_it_to_the_transport():
+    # The engine is the session's: a transport offers its wire and is given the engine it feeds
+    # (what was set on the transport before, its timeout and a recorder's tap, goes over to it).
+    from mcpsync.transports import MemoryTransport
+
+    transport = MemoryTransport(_answering)
+    seen = []
+    transport.set_message_tap(lambda direction, item: seen.append(direction))
+    transport.timeout = 7.0
+    assert transport.engine is None  # a transport builds none of its own
+    client = mcpsync.Client(transport)
+    engine = transport.engine
+    assert engine is not None and engine.default_timeout == 7.0 and engine.tap is not None
+    try:
+        transport.open()
+        assert transport.request("sync") == {}  # through the session's engine, both ways
+        assert seen[:2] == ["send", "recv"]
+        assert transport.engine is engine
+    finally:
+        client.close()
+
+
+def test_a_transport_driven_on_its_own_builds_the_same_engine_at_first_need():
+    from mcpsync.transports import MemoryTransport
+
+    with MemoryTransport(_answering) as transport:
+        assert transport.request("sync") == {}
+        engine = transport.engine
+        assert engine is not None
+        assert mcpsync.Client(transport).transport.engine is engine  # a client takes it as it is

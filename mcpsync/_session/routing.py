@@ -1,4 +1,4 @@
-"""The request metadata headers of modern (2026-07-28) Streamable HTTP.
+"""The request metadata headers of modern (2026-07-28) Streamable HTTP: the session's, handed to the transport.
 
 Every modern POST mirrors parts of its JSON-RPC body into headers, so that
 gateways can route without parsing the body: ``Mcp-Method``, ``Mcp-Name``
@@ -7,18 +7,20 @@ gateways can route without parsing the body: ``Mcp-Method``, ``Mcp-Name``
 ``x-mcp-header: <Name>``. :func:`routing_headers` derives all of them from the
 message in one place, so they cannot drift from the body. The client turns
 each tool's ``inputSchema`` into a :data:`HeaderPlan` with :func:`header_plan`
-(which also rejects invalid annotations) and hands the plans to the transport.
+(which also rejects invalid annotations). The transport knows none of this: the session
+hands it a :class:`RoutingHeaders` as a plain header provider (``headers(message)``),
+whose plans the tool book keeps current.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from .._log import getLogger
 from .._protocol.methods import ROUTING_FIELDS, TOOLS_CALL
 
-log = logging.getLogger("mcpsync.client")
+log = getLogger("mcpsync.client")
 
 #: For one tool: property path (a chain of ``properties`` keys) -> header name token.
 HeaderPlan = Dict[Tuple[str, ...], str]
@@ -69,6 +71,23 @@ def routing_headers(message: Mapping[str, Any], plans: Mapping[str, HeaderPlan])
         if plan and isinstance(arguments, dict):
             headers.update(param_headers(plan, arguments))
     return headers
+
+
+class RoutingHeaders:
+    """``headers(message)``: the routing headers of one outgoing request, from the tools' current plans.
+
+    The session gives it to the transport (``set_request_headers``) in the 2026-07-28 era; the
+    tool book replaces :attr:`plans` whole when tools are listed, so a sender reads one set.
+    """
+
+    __slots__ = ("plans",)
+
+    def __init__(self) -> None:
+        #: Per tool name, which arguments go into ``Mcp-Param-*`` headers.
+        self.plans: Mapping[str, HeaderPlan] = {}
+
+    def __call__(self, message: Mapping[str, Any]) -> Dict[str, str]:
+        return routing_headers(message, self.plans)
 
 
 def param_headers(plan: HeaderPlan, arguments: Mapping[str, Any]) -> Dict[str, str]:
@@ -153,11 +172,23 @@ def _positions(root: Any) -> Iterator[Tuple[Optional[Tuple[str, ...]], Dict[str,
             continue
         yield path, node
         for keyword, value in node.items():
-            if keyword == "properties" and isinstance(value, dict):
-                stack.extend(((*path, name) if path is not None else None, sub) for name, sub in value.items())
-            elif keyword in _SUBSCHEMA:
-                stack.append((None, value))
-            elif keyword in _SUBSCHEMA_LISTS and isinstance(value, list):
-                stack.extend((None, sub) for sub in value)
-            elif keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):
-                stack.extend((None, sub) for sub in value.values())
+            stack.extend(_below(path, keyword, value))
+
+
+def _below(path: Optional[Tuple[str, ...]], keyword: str,
+           value: Any) -> List[Tuple[Optional[Tuple[str, ...]], Any]]:
+    """The subschemas under one keyword of the schema at ``path``, each with its ``properties`` path."""
+    if keyword == "properties" and isinstance(value, dict):
+        return [((*path, name) if path is not None else None, sub) for name, sub in value.items()]
+    return [(None, sub) for sub in _subschemas(keyword, value)]
+
+
+def _subschemas(keyword: str, value: Any) -> List[Any]:
+    """The subschemas another keyword holds: itself, a list's items, or a mapping's values."""
+    if keyword in _SUBSCHEMA:
+        return [value]
+    if keyword in _SUBSCHEMA_LISTS and isinstance(value, list):
+        return value
+    if keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):
+        return list(value.values())
+    return []
