@@ -82,6 +82,20 @@ def _fds() -> int:
         return 0
 
 
+def _fd_targets() -> Dict[str, str]:
+    """This process's open descriptors and what each is (Linux /proc; empty elsewhere)."""
+    found = {}
+    try:
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                found[fd] = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:  # closed meanwhile (or the listing's own descriptor)
+                pass
+    except OSError:
+        pass
+    return found
+
+
 def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
     """Wait (bounded) for a condition another thread or process brings about.
 
@@ -112,6 +126,7 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     threads_before = set(threading.enumerate())
     children_before = _children()
     fds_before = _fds()
+    targets_before = _fd_targets()
     yield
     if request.node.get_closest_marker("allow_leaks"):
         return
@@ -137,7 +152,9 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     if children:
         problems.append(f"child processes left running: {sorted(children)}")
     if fds > 0:
-        problems.append(f"{fds} file descriptors left open")
+        opened = sorted(f"{fd} -> {target}" for fd, target in _fd_targets().items()
+                        if targets_before.get(fd) != target)
+        problems.append(f"{fds} file descriptors left open ({', '.join(opened[:20])})")
     if problems:
         pytest.fail("Leak check failed: " + "; ".join(problems))
 

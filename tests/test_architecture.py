@@ -64,7 +64,7 @@ MAX_FUNCTION_LINES = 80
 # when it was listed, and it may not grow past it. A unit that shrinks under the limit must leave
 # the list (the test says so).
 LONG_CLASSES = {
-    "mcpsync._rpc.engine.Engine": 486,  # requests, notifications, peer requests and close in one state
+    "mcpsync._rpc.engine.Engine": 474,  # requests, notifications, peer requests and close in one state
     "mcpsync.client.Client": 624,  # the facade: lifecycle, and one delegating method per MCP request (most of it docs)
     "mcpsync.manager.Manager": 597,  # the fleet facade: one short method per operation
     "mcpsync.testing._connection.Connection": 419,  # the fake server's side of one connection

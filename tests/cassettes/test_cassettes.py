@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -40,10 +41,15 @@ PROBE = 30
 
 
 def missing_later(tmp_path: Path, target: str) -> Path:
-    """A symlink to ``target`` that a test removes after recording: then the program is not there."""
+    """A program that runs ``target``, which a test removes after recording: then it is not there.
+
+    A script that execs ``target``, not a symlink: a symlink to a venv's python is the bare
+    base interpreter (a venv is found beside the path run, not the path linked to), so the
+    server would lose the venv's packages (it did on .ci/versions' 3.13 venv)."""
     link = tmp_path / "bin" / Path(target).name
     link.parent.mkdir(exist_ok=True)
-    link.symlink_to(target)
+    link.write_text(f'#!/bin/sh\nexec {shlex.quote(target)} "$@"\n')
+    link.chmod(0o755)
     return link
 
 

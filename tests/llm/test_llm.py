@@ -41,7 +41,7 @@ from openai.types.responses import FunctionTool, FunctionToolParam, ResponseFunc
 from openai.types.responses.response_input_param import FunctionCallOutput  # noqa: E402
 
 APIS = ["openai-chat", "openai-responses", "anthropic", "gemini"]
-NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+NAME_RULE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nnot really a png").decode("ascii")
 LONG = "a_tool_whose_name_is_much_longer_than_sixty_four_characters_allow_it_says"
 

@@ -57,7 +57,9 @@ class HostileHTTP:
         self.proc = subprocess.Popen(server_argv("hostile_http.py", mode, *args), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE)
         assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], 15)
+        # Generous: on a loaded machine (CI's three suites side by side, the free-threaded one
+        # among them) a 15 s wait for the first line ran out twice in a row.
+        ready, _, _ = select.select([self.proc.stdout], [], [], 45)
         line = self.proc.stdout.readline() if ready else b""
         if not line.startswith(b"PORT "):
             self.stop()

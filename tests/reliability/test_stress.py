@@ -84,12 +84,16 @@ class Load:
         cancellers = [threading.Thread(target=self.canceller, args=(index,), name=f"test-cancel-{index}")
                       for index in range(2)]
         started = time.monotonic()
-        for thread in workers + cancellers:
-            thread.start()
-        for thread in workers:
-            thread.join(3600)
+        try:
+            for thread in workers + cancellers:
+                thread.start()
+            for thread in workers:
+                thread.join(3600)
+        finally:
+            # Also when pytest-timeout interrupts the joins: the cancellers loop until told,
+            # and left running they kept a free-threaded run's pytest from exiting (22 min and on).
+            self.stop.set()
         elapsed = time.monotonic() - started
-        self.stop.set()
         for thread in cancellers:
             thread.join(10)
         assert not [t.name for t in workers + cancellers if t.is_alive()], "a caller never returned"

@@ -40,6 +40,35 @@ def test_error_response_raises_mcp_error_with_code_message_and_data():
     assert (info.value.code, info.value.message, info.value.data) == (-32602, "bad arg", {"field": "x"})
 
 
+def test_a_failed_request_leaves_no_cycle_keeping_the_callers_locals_alive():
+    # The error's traceback holds the caller's frames; if the engine kept the error where those
+    # frames can reach it, the caller's locals (here a marker; in the free-threaded stress test
+    # a fork pool and its 12 pipes) lived on until the cyclic collector happened to run.
+    import gc
+    import weakref
+
+    class Marker:
+        pass
+
+    def caller(peer):
+        marker = Marker()
+        try:
+            peer.transport.request("boom")
+        except MCPError:  # no ``as``: this frame keeps no reference to the error itself
+            pass
+        return weakref.ref(marker)
+
+    gc.disable()
+    try:
+        with ScriptedPeer({"boom": lambda p, m: p.error(m, -32602, "bad arg")}) as peer:
+            marker = caller(peer)
+        # Checked once the peer's threads are gone: on the free-threaded build an object made on
+        # another thread (the error, by the reader) may be freed by that thread a moment later.
+        assert marker() is None, "a failed request's error kept the caller's frame alive"
+    finally:
+        gc.enable()
+
+
 def test_many_threads_each_get_their_own_result():
     results = {}
     with ScriptedPeer() as peer:
