@@ -369,3 +369,18 @@ def test_discover_builds_a_manager_from_the_working_directory(tmp_path: Path, mo
         manager.wait(15)
         assert names(manager) == ["mcp_proj_echo"]
         assert manager.server_status("proj").source == str(project / ".mcp.json")
+
+
+def test_a_config_error_raised_again_does_not_grow_its_traceback(cache_dir: Path) -> None:
+    """Reconnecting a server whose config is invalid raises its stored ConfigError each time; the
+    traceback is this raise's, not every earlier raise's frames piled on (and kept alive)."""
+    import traceback
+
+    with Manager({"nocommand": {"args": ["x"]}}, cache=cache_dir) as manager:
+        manager.wait(15)
+        depths = []
+        for _ in range(3):
+            with pytest.raises(mcpsync.ConfigError, match='missing "command"') as caught:
+                manager.reconnect("nocommand")
+            depths.append(len(traceback.extract_tb(caught.value.__traceback__)))
+        assert depths[0] == depths[1] == depths[2], depths
