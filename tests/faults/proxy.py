@@ -139,6 +139,12 @@ class _Link:
                 if self.fault is not None and fault.kind == "none":
                     self.fault = None  # healed: a stalled link flows again
                 for key, _ in sel.select(_TICK):
+                    # A fault switched while select waited applies to what select brought: data the
+                    # client sent after a stall began must stay unread, as on a stalled link.
+                    fault = proxy.current()
+                    self._arm(fault, None)
+                    if self.fault is not None and self.fault.kind == "stall" and fault.kind == "stall":
+                        break
                     sock = key.fileobj
                     data = sock.recv(_CHUNK)  # type: ignore[union-attr]
                     if not data:
