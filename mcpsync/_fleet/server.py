@@ -293,8 +293,7 @@ class ManagedServer:
             raise disabled_error(self.name, self.config)
         if self.config is None or self.state == UNTRUSTED:
             assert isinstance(self.last_exc, ConfigError)
-            # The stored error is raised again on every reconnect: raised as it is, its traceback
-            # would gather every earlier raise's frames (and keep them alive); each raise starts afresh.
+            # raised on every reconnect: a fresh traceback, not every earlier raise's frames kept alive
             raise self.last_exc.with_traceback(None)
         old = [c for c in (self.client, self.attempt) if c is not None]
         was_up = self.state in (CONNECTED, RECONNECTING)
